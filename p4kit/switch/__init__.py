@@ -1,0 +1,1 @@
+"""p4kit/switch package."""
