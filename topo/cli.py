@@ -1,9 +1,18 @@
-"""The `tributary` command: one entry point, one subcommand per job."""
+"""The `tributary` command: one entry point, one subcommand per job.
+
+Each subcommand lives in a module of `topo.commands` that exposes `register(subparsers)`; the module
+adds its parser and sets `func` (called with the parsed arguments, returns the exit status).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+
+# Modules that add subcommands; each has register(subparsers). Listed, not discovered, so the order of
+# `tributary --help` is deliberate.
+COMMAND_MODULES: list[str] = []
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -11,7 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tributary",
         description="In-network gradient aggregation across an emulated WAN.",
     )
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Subcommands of the `tributary` command, one module each."""
