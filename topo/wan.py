@@ -12,12 +12,13 @@ memory by the same amount and keep memory / (bandwidth x RTT) equal to the real 
 from __future__ import annotations
 
 import csv
-import heapq
 import itertools
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from controller import graph
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CITY_FILE = DATA_DIR / "wan9_rtt_ms.csv"
@@ -95,29 +96,17 @@ class Wan:
     def neighbours(self, name: str) -> list[tuple[str, Link]]:
         return [(link.other(name), link) for link in self.links if name in (link.a, link.b)]
 
+    def edges(self) -> list[tuple[str, str, float]]:
+        """The links as (a, b, rtt_ms) for the graph routines."""
+        return [(link.a, link.b, link.rtt_ms) for link in self.links]
+
     def path(self, a: str, b: str) -> list[str]:
-        """The lowest-RTT path from a to b as a list of site names (Dijkstra over link RTTs)."""
+        """The lowest-RTT path from a to b as a list of site names."""
         self.site(a), self.site(b)
-        dist = {a: 0.0}
-        prev: dict[str, str] = {}
-        heap = [(0.0, a)]
-        while heap:
-            d, u = heapq.heappop(heap)
-            if u == b:
-                break
-            if d > dist.get(u, float("inf")):
-                continue
-            for v, link in self.neighbours(u):
-                nd = d + link.rtt_ms
-                if nd < dist.get(v, float("inf")):
-                    dist[v], prev[v] = nd, u
-                    heapq.heappush(heap, (nd, v))
-        if b not in dist:
-            raise TopologyError(f"no path from {a} to {b}")
-        hops = [b]
-        while hops[-1] != a:
-            hops.append(prev[hops[-1]])
-        return hops[::-1]
+        try:
+            return graph.path(a, b, self.edges())
+        except graph.NoPathError as exc:
+            raise TopologyError(str(exc)) from None
 
     def rtt_ms(self, a: str, b: str) -> float:
         """Round-trip time between two sites along the lowest-RTT path (0 for a site and itself)."""

@@ -1,0 +1,26 @@
+/* Tributary's switch program (P4_16, v1model): WAN forwarding, and the in-network aggregation
+   protocol of docs/protocol.md as it is added. Compile with
+       p4kit-p4c --p4v 16 -o build/inc.json --p4runtime-files build/inc.p4info.txtpb p4src/inc.p4
+   or, with the real tools, p4c-bm2-ss and the same flags. */
+#include <core.p4>
+#include <v1model.p4>
+
+#include "include/headers.p4"
+#include "include/parser.p4"
+#include "include/forwarding.p4"
+
+control TributaryIngress(inout headers_t hdr, inout metadata_t meta,
+                         inout standard_metadata_t std_meta) {
+    Forwarding() forwarding;
+    apply {
+        forwarding.apply(hdr, meta, std_meta);
+    }
+}
+
+control TributaryEgress(inout headers_t hdr, inout metadata_t meta,
+                        inout standard_metadata_t std_meta) {
+    apply { }
+}
+
+V1Switch(TributaryParser(), TributaryVerifyChecksum(), TributaryIngress(), TributaryEgress(),
+         TributaryComputeChecksum(), TributaryDeparser()) main;
