@@ -10,9 +10,13 @@ import argparse
 import importlib
 import sys
 
+from topo.wan import TopologyError
+
 # Modules that add subcommands; each has register(subparsers). Listed, not discovered, so the order of
 # `tributary --help` is deliberate.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "topo.commands.wan",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except TopologyError as exc:
+        print(f"tributary: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tributary: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,0 +1,172 @@
+"""The emulated WAN in Mininet: one P4 switch per site, its worker and edge hosts, and the WAN links
+shaped with real inter-site latencies."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mininet.link import Link, TCLink
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host
+
+from controller.fabric import Fabric
+from topo import addressing, linkmode
+from topo.switch_node import P4RuntimeSwitch, default_switch_binary
+from topo.wan import Wan
+
+CPU_PORT = 255
+_PING_TIME = re.compile(r"time=([\d.]+) ms")
+
+
+@dataclass
+class WanNetworkConfig:
+    wan: Wan
+    run_dir: Path
+    link_mode: str = "auto"  # "auto" | "netem" | "switch"
+    switch_binary: str | None = None  # default: p4kit-switch
+    pcap: bool = False
+
+
+def link_spec(rtt_ms: float, rate_mbit: float, loss_pct: float, jitter_ms: float) -> str:
+    """p4kit-switch's --link shaping for one direction of a link (half the RTT each way)."""
+    spec = f"delay={rtt_ms / 2:g},rate={rate_mbit:g}"
+    if jitter_ms:
+        spec += f",jitter={jitter_ms:g}"
+    if loss_pct:
+        spec += f",loss={loss_pct:g}"
+    return spec
+
+
+@dataclass
+class WanNetwork:
+    """Start with `start()` (or `with WanNetwork(cfg) as net:`), stop with `stop()`: nothing stays behind."""
+
+    config: WanNetworkConfig
+    net: Mininet | None = None
+    link_mode: str = ""
+    fabric: Fabric = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.fabric = addressing.fabric(self.config.wan)
+
+    @property
+    def wan(self) -> Wan:
+        return self.config.wan
+
+    def build(self) -> Mininet:
+        setLogLevel("warning")
+        cfg = self.config
+        self.link_mode = linkmode.resolve(cfg.link_mode)
+        binary = cfg.switch_binary or default_switch_binary()
+        log_dir = cfg.run_dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        pcap_dir = cfg.run_dir / "pcap" if cfg.pcap else None
+        if pcap_dir:
+            pcap_dir.mkdir(parents=True, exist_ok=True)
+        ports = addressing.wan_port_plan(cfg.wan)
+        net = Mininet(
+            controller=None, build=False, autoSetMacs=False, autoStaticArp=False, waitConnected=False
+        )
+        for sw in self.fabric.switches:
+            specs: dict[int, str] = {}
+            if self.link_mode == "switch":
+                for p in ports:
+                    if p.site == sw.name:
+                        link = cfg.wan.link(p.site, p.peer)
+                        assert link is not None
+                        specs[p.port] = link_spec(link.rtt_ms, link.rate_mbit, link.loss_pct, link.jitter_ms)
+            net.addSwitch(
+                sw.name,
+                cls=P4RuntimeSwitch,
+                binary=binary,
+                device_id=sw.device_id,
+                grpc_addr=sw.grpc_addr,
+                log_path=log_dir / f"{sw.name}.log",
+                pcap_dir=pcap_dir,
+                link_specs=specs,
+                cpu_port=CPU_PORT,
+            )
+            for h in sw.hosts:
+                net.addHost(h.name, cls=Host, ip=f"{h.ip}/8", mac=h.mac)
+                net.addLink(h.name, sw.name, port2=h.port, cls=Link)
+        port_of = {(p.site, p.peer): p.port for p in ports}
+        for link in cfg.wan.links:
+            pa, pb = port_of[(link.a, link.b)], port_of[(link.b, link.a)]
+            if self.link_mode == "netem":
+                shaping = {
+                    "delay": f"{link.rtt_ms / 2:g}ms",
+                    "bw": link.rate_mbit,
+                    "loss": link.loss_pct or None,
+                }
+                if link.jitter_ms:
+                    shaping["jitter"] = f"{link.jitter_ms:g}ms"
+                net.addLink(link.a, link.b, port1=pa, port2=pb, cls=TCLink, **shaping)
+            else:
+                net.addLink(link.a, link.b, port1=pa, port2=pb, cls=Link)
+        return net
+
+    def start(self) -> None:
+        self.net = self.build()
+        try:
+            self.net.build()
+            for host in self.net.hosts:
+                self._setup_host(host)
+            self.net.staticArp()
+            self.net.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    @staticmethod
+    def _setup_host(host: Host) -> None:
+        host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        for intf in host.intfList():
+            host.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro off >/dev/null 2>&1")
+
+    def stop(self) -> None:
+        if self.net is not None:
+            net, self.net = self.net, None
+            try:
+                net.stop()
+            finally:
+                for sw in net.switches:
+                    if isinstance(sw, P4RuntimeSwitch):
+                        sw.stop(deleteIntfs=True)
+
+    def __enter__(self) -> WanNetwork:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- measurements ------------------------------------------------------------------------------
+
+    def host(self, name: str) -> Host:
+        assert self.net is not None, "network not started"
+        return self.net.get(name)
+
+    def first_worker(self, site: str) -> str:
+        return next(h.name for h in self.fabric.switch(site).hosts if h.role == "worker")
+
+    def ping_rtts(
+        self, pairs: list[tuple[str, str]], count: int = 5, interval: float = 0.2
+    ) -> dict[tuple[str, str], float | None]:
+        """Median RTT (ms) between the first workers of each pair of sites, all pairs pinged at once."""
+        procs = {}
+        for a, b in pairs:
+            src = self.host(self.first_worker(a))
+            dst_ip = self.fabric.host(self.first_worker(b))[1].ip
+            procs[(a, b)] = src.popen(
+                ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "2", dst_ip]
+            )
+        out: dict[tuple[str, str], float | None] = {}
+        for key, proc in procs.items():
+            text, _ = proc.communicate(timeout=count * interval + 30)
+            times = [float(t) for t in _PING_TIME.findall(text.decode(errors="replace"))]
+            out[key] = statistics.median(times) if times else None
+        return out

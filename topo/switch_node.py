@@ -1,0 +1,137 @@
+"""A Mininet switch node that runs a P4Runtime software switch: p4kit-switch, or BMv2's
+simple_switch_grpc when the user asks for it (both take the same command line)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mininet.node import Switch
+
+START_TIMEOUT_S = 30.0
+
+
+def default_switch_binary() -> str:
+    """p4kit-switch from this Python environment."""
+    here = Path(sys.executable).parent / "p4kit-switch"
+    if here.exists():
+        return str(here)
+    found = shutil.which("p4kit-switch")
+    if not found:
+        raise RuntimeError("p4kit-switch not found: run 'make install'")
+    return found
+
+
+def _listening(addr: str) -> bool:
+    host, port = addr.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+class P4RuntimeSwitch(Switch):
+    """Runs the switch binary in the root namespace with one `-i PORT@IFACE` per data port.
+
+    The switch starts without a pipeline (`--no-p4`); the controller pushes it over P4Runtime.
+    `link_specs` maps a port to an egress shaping spec `delay=..,rate=..,loss=..` (p4kit's --link).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        binary: str,
+        device_id: int,
+        grpc_addr: str,
+        log_path: Path,
+        pcap_dir: Path | None = None,
+        link_specs: dict[int, str] | None = None,
+        cpu_port: int | None = None,
+        **params: object,
+    ) -> None:
+        params.setdefault("dpid", f"{device_id:016x}")
+        super().__init__(name, **params)
+        self.binary = binary
+        self.device_id = device_id
+        self.grpc_addr = grpc_addr
+        self.log_path = log_path
+        self.pcap_dir = pcap_dir
+        self.link_specs = link_specs or {}
+        self.cpu_port = cpu_port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def command_line(self) -> list[str]:
+        args = [self.binary, "--device-id", str(self.device_id), "--no-p4", "--log-file", str(self.log_path)]
+        for port, intf in sorted(self.intfs.items()):
+            if port == 0 or intf.name == "lo":
+                continue
+            args += ["-i", f"{port}@{intf.name}"]
+        if self.pcap_dir is not None:
+            args += ["--pcap", str(self.pcap_dir)]
+        is_p4kit = "p4kit" in Path(self.binary).name
+        if is_p4kit:
+            for port, spec in sorted(self.link_specs.items()):
+                args += ["--link", f"{port}:{spec}"]
+        args += ["--", "--grpc-server-addr", self.grpc_addr]
+        if self.cpu_port is not None:
+            args += ["--cpu-port", str(self.cpu_port)]
+        return args
+
+    def start(self, controllers: list[object]) -> None:
+        for intf in self.intfList():
+            if intf.name != "lo":
+                # Offloads would hand the switch oversized or unchecksummed frames.
+                subprocess.run(
+                    [
+                        "ethtool",
+                        "-K",
+                        intf.name,
+                        "tx",
+                        "off",
+                        "rx",
+                        "off",
+                        "tso",
+                        "off",
+                        "gso",
+                        "off",
+                        "gro",
+                        "off",
+                    ],
+                    capture_output=True,
+                )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        out = (self.log_path.parent / f"{self.name}.stdout").open("wb")
+        self.proc = subprocess.Popen(
+            self.command_line(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _listening(self.grpc_addr):
+            if self.proc.poll() is not None:
+                tail = (self.log_path.parent / f"{self.name}.stdout").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"switch {self.name} exited with status {self.proc.returncode}:\n{tail}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"switch {self.name} did not open {self.grpc_addr} in {START_TIMEOUT_S:.0f} s"
+                )
+            time.sleep(0.05)
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self.proc = None
+        super().stop(deleteIntfs)
