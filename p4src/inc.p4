@@ -8,18 +8,27 @@
 #include "include/headers.p4"
 #include "include/parser.p4"
 #include "include/forwarding.p4"
+#include "include/aggregation.p4"
 
 control TributaryIngress(inout headers_t hdr, inout metadata_t meta,
                          inout standard_metadata_t std_meta) {
     Forwarding() forwarding;
+    Aggregation() aggregation;
     apply {
-        forwarding.apply(hdr, meta, std_meta);
+        if (hdr.inc.isValid()) {
+            aggregation.apply(hdr, meta, std_meta);
+        } else {
+            forwarding.apply(hdr, meta, std_meta);
+        }
     }
 }
 
 control TributaryEgress(inout headers_t hdr, inout metadata_t meta,
                         inout standard_metadata_t std_meta) {
-    apply { }
+    Delivery() delivery;
+    apply {
+        delivery.apply(hdr, meta, std_meta);
+    }
 }
 
 V1Switch(TributaryParser(), TributaryVerifyChecksum(), TributaryIngress(), TributaryEgress(),

@@ -36,14 +36,79 @@ header udp_h {
     bit<16> checksum;
 }
 
+/* In-network aggregation (docs/protocol.md). Workers send UDP to INC_UDP_PORT; every switch on the
+   way recognises the port and aggregates instead of routing. */
+const bit<16> INC_UDP_PORT  = 47000;
+const bit<8>  INC_VERSION   = 1;
+const int     INC_LANES     = 64;     /* int32 values per packet */
+
+/* kind */
+const bit<8>  INC_KIND_SUM  = 0;      /* values are summed (two's complement, wrap-around) */
+const bit<8>  INC_KIND_MAX  = 1;      /* values are max-reduced (unsigned): block exponents */
+
+/* flags */
+const bit<8>  INC_F_RESULT     = 0x01; /* travels down the tree: the finished aggregate */
+const bit<8>  INC_F_RETRANSMIT = 0x02; /* a re-sent contribution or a re-sent result */
+const bit<8>  INC_F_VERSION    = 0x04; /* which of the slot's two copies (shadow copy) */
+
+header inc_h {
+    bit<8>  version;
+    bit<8>  kind;
+    bit<8>  flags;
+    bit<8>  sender;     /* child index at the last switch (set by the switch) */
+    bit<16> tenant;     /* job id */
+    bit<16> round;      /* schedule step: selects the tree of this round */
+    bit<16> slot;       /* slot index within the tenant's range */
+    bit<16> count;      /* contributions summed into this packet */
+    bit<32> chunk;      /* chunk sequence number (strictly increasing per slot copy) */
+    bit<8>  exponent;   /* block exponent of float32 data (informational at the switch) */
+    bit<8>  reserved0;
+    bit<16> reserved1;
+}
+
+#define INC_LANE_FIELD(i) bit<32> v##i;
+header inc_values_h {
+    INC_LANE_FIELD(0)  INC_LANE_FIELD(1)  INC_LANE_FIELD(2)  INC_LANE_FIELD(3)
+    INC_LANE_FIELD(4)  INC_LANE_FIELD(5)  INC_LANE_FIELD(6)  INC_LANE_FIELD(7)
+    INC_LANE_FIELD(8)  INC_LANE_FIELD(9)  INC_LANE_FIELD(10) INC_LANE_FIELD(11)
+    INC_LANE_FIELD(12) INC_LANE_FIELD(13) INC_LANE_FIELD(14) INC_LANE_FIELD(15)
+    INC_LANE_FIELD(16) INC_LANE_FIELD(17) INC_LANE_FIELD(18) INC_LANE_FIELD(19)
+    INC_LANE_FIELD(20) INC_LANE_FIELD(21) INC_LANE_FIELD(22) INC_LANE_FIELD(23)
+    INC_LANE_FIELD(24) INC_LANE_FIELD(25) INC_LANE_FIELD(26) INC_LANE_FIELD(27)
+    INC_LANE_FIELD(28) INC_LANE_FIELD(29) INC_LANE_FIELD(30) INC_LANE_FIELD(31)
+    INC_LANE_FIELD(32) INC_LANE_FIELD(33) INC_LANE_FIELD(34) INC_LANE_FIELD(35)
+    INC_LANE_FIELD(36) INC_LANE_FIELD(37) INC_LANE_FIELD(38) INC_LANE_FIELD(39)
+    INC_LANE_FIELD(40) INC_LANE_FIELD(41) INC_LANE_FIELD(42) INC_LANE_FIELD(43)
+    INC_LANE_FIELD(44) INC_LANE_FIELD(45) INC_LANE_FIELD(46) INC_LANE_FIELD(47)
+    INC_LANE_FIELD(48) INC_LANE_FIELD(49) INC_LANE_FIELD(50) INC_LANE_FIELD(51)
+    INC_LANE_FIELD(52) INC_LANE_FIELD(53) INC_LANE_FIELD(54) INC_LANE_FIELD(55)
+    INC_LANE_FIELD(56) INC_LANE_FIELD(57) INC_LANE_FIELD(58) INC_LANE_FIELD(59)
+    INC_LANE_FIELD(60) INC_LANE_FIELD(61) INC_LANE_FIELD(62) INC_LANE_FIELD(63)
+}
+
 struct headers_t {
-    ethernet_h ethernet;
-    ipv4_h     ipv4;
-    udp_h      udp;
+    ethernet_h   ethernet;
+    ipv4_h       ipv4;
+    udp_h        udp;
+    inc_h        inc;
+    inc_values_h values;
+}
+
+struct inc_metadata_t {
+    bit<32> base;        /* first register index of this tenant and round */
+    bit<16> nslots;
+    bit<16> fan_in;      /* children whose contributions make a slot complete */
+    bit<1>  is_root;
+    bit<9>  parent_port;
+    bit<16> mcast_grp;   /* children of this switch in the tree */
+    bit<8>  child;       /* index of the ingress port among the children */
+    bit<32> index;       /* register index: base + 2 * slot + version */
+    bit<1>  fresh;       /* first contribution of a new use of the slot copy */
 }
 
 struct metadata_t {
-    bit<1> routed;
+    bit<1>         routed;
+    inc_metadata_t inc;
 }
 
 #endif

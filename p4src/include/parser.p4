@@ -20,6 +20,14 @@ parser TributaryParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_udp {
         pkt.extract(hdr.udp);
+        transition select(hdr.udp.dst_port) {
+            INC_UDP_PORT: parse_inc;
+            default: accept;
+        }
+    }
+    state parse_inc {
+        pkt.extract(hdr.inc);
+        pkt.extract(hdr.values);
         transition accept;
     }
 }
@@ -29,6 +37,8 @@ control TributaryDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.udp);
+        pkt.emit(hdr.inc);
+        pkt.emit(hdr.values);
     }
 }
 

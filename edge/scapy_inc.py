@@ -1,0 +1,45 @@
+"""Scapy layers for the INC protocol, for crafting and dissecting packets by hand.
+
+    from scapy.all import Ether, IP, UDP
+    from edge.scapy_inc import INC, INCValues
+    pkt = Ether() / IP(dst="10.0.1.254") / UDP(sport=47000, dport=47000) / INC(tenant=1, chunk=0) / INCValues(values=[1] * 64)
+
+UDP port INC_UDP_PORT is bound to INC, so sniffed packets dissect on their own.
+"""
+
+from __future__ import annotations
+
+from scapy.fields import BitField, ByteEnumField, ByteField, FieldListField, FlagsField, IntField, ShortField
+from scapy.layers.inet import UDP
+from scapy.packet import Packet, bind_layers
+
+from edge.protocol import INC_LANES, INC_UDP_PORT, INC_VERSION
+
+
+class INC(Packet):
+    name = "INC"
+    fields_desc = [
+        ByteField("version", INC_VERSION),
+        ByteEnumField("kind", 0, {0: "sum", 1: "max"}),
+        FlagsField("flags", 0, 8, ["RESULT", "RETRANSMIT", "VERSION"]),
+        ByteField("sender", 0),
+        ShortField("tenant", 0),
+        ShortField("round", 0),
+        ShortField("slot", 0),
+        ShortField("count", 1),
+        IntField("chunk", 0),
+        ByteField("exponent", 0),
+        ByteField("reserved0", 0),
+        ShortField("reserved1", 0),
+    ]
+
+
+class INCValues(Packet):
+    name = "INCValues"
+    fields_desc = [
+        FieldListField("values", [0] * INC_LANES, BitField("v", 0, 32), count_from=lambda _pkt: INC_LANES),
+    ]
+
+
+bind_layers(UDP, INC, dport=INC_UDP_PORT)
+bind_layers(INC, INCValues)

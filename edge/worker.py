@@ -1,0 +1,222 @@
+"""The worker library: allreduce of numpy arrays through the switches (docs/protocol.md).
+
+A worker streams its vector as chunks of 64 int32 values to its site's switch. The tenant owns
+`nslots` slots there; chunk k uses slot k mod nslots and that slot's copy (k div nslots) mod 2, and a
+slot is reused only after the result of its previous chunk came back, so at most `nslots` chunks are
+in flight: the window is bounded by the switch memory the tenant owns. A chunk whose result does not
+come back within the retransmission timeout is sent again (flagged), with exponential backoff; the
+switches recognise repeats, so a result is never counted twice. If no result at all arrives for
+`stall_timeout` seconds the call fails with IncTimeoutError naming the missing chunks: a dead peer
+makes the others fail clearly rather than hang.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edge import formats
+from edge.protocol import (
+    F_RESULT,
+    F_RETRANSMIT,
+    F_VERSION,
+    INC_UDP_PORT,
+    KIND_MAX,
+    KIND_SUM,
+    PACKET_LEN,
+    IncHeader,
+    MalformedPacket,
+    decode,
+    encode,
+    slot_of,
+)
+
+
+class IncTimeoutError(TimeoutError):
+    """No progress: results stopped arriving (a peer died, the tree is not installed, or the path is down)."""
+
+
+class IncProtocolError(RuntimeError):
+    """A result that cannot be right for this job (wrong contribution count): a configuration error."""
+
+
+@dataclass
+class IncJob:
+    """What a worker must know of its job (the controller hands it out)."""
+
+    tenant: int
+    switch_ip: str  # the site switch's INC address (any address routed to that switch works)
+    nslots: int  # slots the tenant owns at this worker's switch: the sending window
+    workers: int  # contributors in the whole tree
+    round: int = 0  # schedule step: selects the tree in the switches
+    rto_s: float = 1.0  # first retransmission timeout (about 1.5 x the longest RTT of the tree)
+    max_rto_s: float = 8.0
+    stall_timeout_s: float = 30.0
+    bind_ip: str = "0.0.0.0"
+    port: int = INC_UDP_PORT
+
+
+@dataclass
+class TransferStats:
+    packets_sent: int = 0
+    retransmissions: int = 0
+    results: int = 0
+    duplicates: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class _InFlight:
+    lanes: np.ndarray
+    sent_at: float
+    rto: float
+    retries: int = 0
+
+
+@dataclass
+class IncWorker:
+    """One worker's endpoint. Chunk numbers continue across calls, so successive collectives never
+    confuse a late packet of the previous call with the next one."""
+
+    job: IncJob
+    next_chunk: int = 0
+    stats: TransferStats = field(default_factory=TransferStats)
+
+    def __post_init__(self) -> None:
+        if self.job.nslots < 1:
+            raise ValueError("a job needs at least one slot")
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+        self.sock.bind((self.job.bind_ip, self.job.port))
+        self.sock.setblocking(False)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> IncWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- public collectives ---------------------------------------------------------------------------
+
+    def allreduce(self, values: np.ndarray, mode: str = "int32") -> np.ndarray:
+        """The element-wise sum over all workers of the job, with the input's shape.
+
+        mode "int32": exact (int32 input, wrap-around on overflow); "float32": fixed point with per-block
+        exponents (error per element at most workers * 2**-(shift+1) of its block; see edge.formats)."""
+        arr = np.asarray(values)
+        if mode == "int32":
+            lanes = formats.int32_to_lanes(arr)
+            out = self.reduce_lanes(lanes, KIND_SUM)
+            return formats.lanes_to_int32(out, arr.size).reshape(arr.shape)
+        if mode == "float32":
+            lanes_f = formats.pad_to_lanes(np.ascontiguousarray(arr, dtype=np.float32))
+            shifts = self.agree_shifts(lanes_f)
+            fixed = formats.float_to_fixed(lanes_f, shifts)
+            summed = self.reduce_lanes(fixed, KIND_SUM)
+            result = formats.fixed_to_float(summed, shifts).reshape(-1)[: arr.size]
+            return result.astype(np.float32).reshape(arr.shape)
+        raise ValueError(f"mode must be 'int32' or 'float32', got {mode!r}")
+
+    def agree_shifts(self, lanes_f: np.ndarray) -> np.ndarray:
+        """Every worker's scaling exponents for its blocks, agreed through a max-reduction in the switches."""
+        local = formats.block_exponents(lanes_f)
+        agreed = self.reduce_lanes(formats.pad_to_lanes(local), KIND_MAX).reshape(-1)[: local.size]
+        return formats.scale_exponents(agreed, self.job.workers)
+
+    # --- the streaming engine -------------------------------------------------------------------------
+
+    def _send(self, chunk: int, lanes: np.ndarray, kind: int, retransmit: bool) -> None:
+        slot, copy = slot_of(chunk, self.job.nslots)
+        flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
+        header = IncHeader(self.job.tenant, self.job.round, slot, chunk, kind=kind, flags=flags)
+        self.sock.sendto(encode(header, lanes), (self.job.switch_ip, self.job.port))
+        self.stats.packets_sent += 1
+        if retransmit:
+            self.stats.retransmissions += 1
+
+    def reduce_lanes(self, lanes: np.ndarray, kind: int) -> np.ndarray:
+        """Reduce rows of 64 uint32 lanes over all workers; returns the reduced rows."""
+        job = self.job
+        total = lanes.shape[0]
+        first = self.next_chunk
+        self.next_chunk += total
+        result = np.zeros_like(lanes, dtype=np.uint32)
+        done = np.zeros(total, dtype=bool)
+        remaining = total
+        inflight: dict[int, _InFlight] = {}
+        next_index = 0
+        started = time.monotonic()
+        last_progress = started
+        buf = bytearray(2048)
+
+        def launch(now: float) -> None:
+            nonlocal next_index
+            # a slot is free once the chunk nslots before it is done
+            while next_index < total and len(inflight) < job.nslots:
+                if next_index >= job.nslots and not done[next_index - job.nslots]:
+                    break
+                self._send(first + next_index, lanes[next_index], kind, retransmit=False)
+                inflight[next_index] = _InFlight(lanes[next_index], now, job.rto_s)
+                next_index += 1
+
+        launch(time.monotonic())
+        while remaining:
+            now = time.monotonic()
+            deadline = min((f.sent_at + f.rto for f in inflight.values()), default=now + 0.1)
+            wait = max(0.0, min(deadline - now, 0.1))
+            readable, _, _ = select.select([self.sock], [], [], wait)
+            if readable:
+                while True:
+                    try:
+                        n = self.sock.recv_into(buf)
+                    except BlockingIOError:
+                        break
+                    try:
+                        header, values = decode(memoryview(buf)[:n]) if n >= PACKET_LEN else (None, None)
+                    except MalformedPacket:
+                        continue
+                    if header is None or values is None or not header.flags & F_RESULT:
+                        continue
+                    if header.tenant != job.tenant or header.round != job.round:
+                        continue
+                    index = header.chunk - first
+                    if not 0 <= index < total or done[index]:
+                        self.stats.duplicates += 1
+                        continue
+                    if header.count != job.workers:
+                        raise IncProtocolError(
+                            f"chunk {header.chunk}: the result sums {header.count} contributions, but the job "
+                            f"has {job.workers} workers: the tree installed in the switches does not match"
+                        )
+                    result[index] = values
+                    done[index] = True
+                    remaining -= 1
+                    inflight.pop(index, None)
+                    self.stats.results += 1
+                    last_progress = time.monotonic()
+            now = time.monotonic()
+            launch(now)
+            for index, f in inflight.items():
+                if now - f.sent_at >= f.rto:
+                    self._send(first + index, f.lanes, kind, retransmit=True)
+                    f.sent_at = now
+                    f.retries += 1
+                    f.rto = min(f.rto * 2, job.max_rto_s)
+            if now - last_progress > job.stall_timeout_s:
+                missing = sorted(inflight)[:8]
+                raise IncTimeoutError(
+                    f"tenant {job.tenant}: no result for {now - last_progress:.1f} s; {remaining} of {total} "
+                    f"chunks missing (first: {[first + i for i in missing]}); a worker of the job may be dead, "
+                    f"or the job's tree is not installed on switch {job.switch_ip}"
+                )
+        self.stats.seconds += time.monotonic() - started
+        return result
