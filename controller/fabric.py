@@ -28,6 +28,8 @@ class FabricSwitch:
     subnet: str  # e.g. "10.0.1.0/24": every host of the site lives in it
     hosts: list[HostAttachment] = field(default_factory=list)
     neighbour_ports: dict[str, int] = field(default_factory=dict)  # neighbour switch -> local port
+    inc_ip: str = ""  # address workers send INC packets to (any address routed to this switch works)
+    inc_mac: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The address and port plan of the emulated WAN.
 
 Site i (1-based, in the WAN's order) owns 10.0.i.0/24. Its workers are 10.0.i.1, 10.0.i.2, ...; its
-edge host (the FPGA-like stage) is 10.0.i.100. MACs spell the IP: 00:00:0a:00:<i>:<h>. On the site's
+edge host (the FPGA-like stage) is 10.0.i.100; its switch's INC address (where workers send
+contributions; every host has a static ARP entry for it) is 10.0.i.254. MACs spell the IP: 00:00:0a:00:<i>:<h>. On the site's
 switch, ports 1..k are the workers, port k+1 the edge host, and the WAN links follow from k+2 in the
 order of the WAN's link list. Switch i listens for P4Runtime on 127.0.0.1:(50050+i) with device id i.
 """
@@ -15,6 +16,7 @@ from topo.wan import Wan
 
 GRPC_BASE_PORT = 50050
 EDGE_HOST_OCTET = 100
+INC_GATEWAY_OCTET = 254
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ def fabric(wan: Wan) -> Fabric:
                     HostAttachment(h.name, h.ip, h.mac, h.port, h.role) for h in hosts if h.site == site.name
                 ],
                 neighbour_ports={p.peer: p.port for p in ports if p.site == site.name},
+                inc_ip=f"10.0.{i}.{INC_GATEWAY_OCTET}",
+                inc_mac=_mac(i, INC_GATEWAY_OCTET),
             )
         )
     links = [FabricLink(link.a, link.b, link.rtt_ms) for link in wan.links]

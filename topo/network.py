@@ -116,6 +116,9 @@ class WanNetwork:
             for host in self.net.hosts:
                 self._setup_host(host)
             self.net.staticArp()
+            for sw in self.fabric.switches:
+                for h in sw.hosts:
+                    self.net.get(h.name).setARP(sw.inc_ip, sw.inc_mac)
             self.net.start()
         except BaseException:
             self.stop()

@@ -26,3 +26,13 @@ def test_unknown_city_is_a_clear_error() -> None:
     assert res.returncode in (1, 2)  # 1 when not root (checked first), 2 for the bad city
     assert "ATLANTIS" in res.stderr or "sudo" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_run_without_root_says_to_use_sudo(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    # The interpreter lives under /root here, so an unprivileged user cannot start it at all:
+    # the effective uid is what the command checks, so that is what the test changes.
+    from topo import cli
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert cli.main(["run", "--batch"]) == 1
+    assert "sudo" in capsys.readouterr().err
