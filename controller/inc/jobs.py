@@ -1,0 +1,119 @@
+"""Planning an INC job: one reduction tree per clique of each round, cells and groups on every switch
+the trees use, and what each worker needs to know (its switch's INC address, the window, the round)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from controller.fabric import Fabric
+from controller.inc.allocation import Allocator, CellRange
+from controller.inc.trees import Tree, TreeError, plan_tree
+
+DEFAULT_SLOTS = 256
+MAX_TENANT = 0xFFFF
+
+
+@dataclass
+class SwitchRound:
+    """What one switch holds for one round of a job."""
+
+    switch: str
+    round: int
+    cells: CellRange
+    group: int
+    fan_in: int
+    is_root: bool
+    parent_port: int
+    children: list[int]  # ports; a child's index is its position here
+
+
+@dataclass
+class WorkerAssignment:
+    host: str
+    switch: str
+    inc_ip: str
+    rounds: list[int]  # rounds this worker takes part in
+    clique_size: dict[int, int]  # round -> workers summed in its clique
+    rto_s: dict[int, float]
+
+
+@dataclass
+class JobPlan:
+    tenant: int
+    nslots: int
+    trees: list[list[Tree]]  # round -> cliques
+    switches: list[SwitchRound] = field(default_factory=list)
+    workers: dict[str, WorkerAssignment] = field(default_factory=dict)
+
+    @property
+    def owner_keys(self) -> list[tuple[int, int]]:
+        return [(self.tenant, r) for r in range(len(self.trees))]
+
+
+def rto_for(tree: Tree) -> float:
+    """First retransmission timeout: 1.5x the slowest path's RTT plus room for queueing."""
+    return 1.5 * tree.max_rtt_ms / 1000.0 + 0.2
+
+
+def plan_job(
+    fabric: Fabric,
+    allocator: Allocator,
+    tenant: int,
+    rounds: list[list[list[str]]],
+    nslots: int = DEFAULT_SLOTS,
+) -> JobPlan:
+    """Plan (and allocate resources for) a job whose round r has cliques `rounds[r]` of worker hosts.
+
+    A single round with a single clique is a plain allreduce over one tree. Raises TreeError for a bad
+    job and AllocationError when a switch lacks cells or groups (nothing stays allocated then)."""
+    if not 0 < tenant <= MAX_TENANT:
+        raise TreeError(f"tenant id must be in 1..{MAX_TENANT}, got {tenant}")
+    if not 1 <= nslots <= 4096:
+        raise TreeError(f"slots must be in 1..4096, got {nslots}")
+    if not rounds:
+        raise TreeError("a job needs at least one round")
+    trees: list[list[Tree]] = []
+    for r, cliques in enumerate(rounds):
+        round_trees = [plan_tree(fabric, clique) for clique in cliques]
+        used: dict[str, int] = {}
+        for i, tree in enumerate(round_trees):
+            for sw in tree.nodes:
+                if sw in used:
+                    raise TreeError(f"round {r}: cliques {used[sw]} and {i} both need switch {sw}")
+                used[sw] = i
+        trees.append(round_trees)
+    plan = JobPlan(tenant, nslots, trees)
+    allocated: list[tuple[int, int]] = []
+    try:
+        for r, round_trees in enumerate(trees):
+            requests = {sw: 2 * nslots for tree in round_trees for sw in tree.nodes}
+            grants = allocator.allocate((tenant, r), requests)
+            allocated.append((tenant, r))
+            for tree in round_trees:
+                for sw, node in tree.nodes.items():
+                    cells, group = grants[sw]
+                    plan.switches.append(
+                        SwitchRound(
+                            sw,
+                            r,
+                            cells,
+                            group,
+                            node.fan_in,
+                            node.is_root,
+                            node.parent_port,
+                            [c.port for c in node.children],
+                        )
+                    )
+                for host in tree.workers:
+                    site, _ = fabric.host(host)
+                    a = plan.workers.setdefault(
+                        host, WorkerAssignment(host, site.name, site.inc_ip, [], {}, {})
+                    )
+                    a.rounds.append(r)
+                    a.clique_size[r] = len(tree.workers)
+                    a.rto_s[r] = rto_for(tree)
+    except BaseException:
+        for owner in allocated:
+            allocator.release(owner)
+        raise
+    return plan
