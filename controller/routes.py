@@ -2,8 +2,7 @@
 
 Each host gets a /32 route to its port on its own switch; each other site's subnet a prefix route
 towards the next hop on the lowest-RTT path; each host's MAC an L2 entry the same way (for frames
-that are not IPv4); and each host port an `inc_hosts` entry so that INC results leaving on it carry
-the host's addresses. The entries are plain data (`RouteEntry`), turned into P4Runtime entities by the
+that are not IPv4). The entries are plain data (`RouteEntry`), turned into P4Runtime entities by the
 caller with the pipeline's P4Info.
 """
 
@@ -17,7 +16,6 @@ from controller.fabric import Fabric
 
 ROUTE_TABLE = "ipv4_routes"
 L2_TABLE = "l2_switch"
-INC_HOSTS_TABLE = "inc_hosts"
 
 
 @dataclass(frozen=True)

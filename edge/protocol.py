@@ -23,6 +23,9 @@ F_RESULT = 0x01
 F_RETRANSMIT = 0x02
 F_VERSION = 0x04
 
+MAX_TENANT = 16384
+WORKER_PORT_BASE = 48000  # results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t
+
 HEADER = struct.Struct("!BBBBHHHHIBBH")
 HEADER_LEN = HEADER.size  # 20
 PAYLOAD_LEN = INC_LANES * 4
@@ -72,6 +75,14 @@ class IncHeader:
             data
         )
         return cls(tenant, rnd, slot, chunk, kind, flags, sender, count, exponent, version)
+
+
+def worker_port(tenant: int) -> int:
+    """The UDP port a worker of `tenant` receives results on (the switches rewrite it on delivery), so
+    workers of several tenants can share a host."""
+    if not 1 <= tenant <= MAX_TENANT:
+        raise ValueError(f"tenant id must be in 1..{MAX_TENANT}, got {tenant}")
+    return WORKER_PORT_BASE + tenant
 
 
 def slot_of(chunk: int, nslots: int) -> tuple[int, int]:

@@ -33,6 +33,7 @@ from edge.protocol import (
     decode,
     encode,
     slot_of,
+    worker_port,
 )
 
 
@@ -57,7 +58,7 @@ class IncJob:
     max_rto_s: float = 8.0
     stall_timeout_s: float = 30.0
     bind_ip: str = "0.0.0.0"
-    port: int = INC_UDP_PORT
+    switch_port: int = INC_UDP_PORT  # where contributions go; results come back to worker_port(tenant)
 
 
 @dataclass
@@ -93,7 +94,7 @@ class IncWorker:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
-        self.sock.bind((self.job.bind_ip, self.job.port))
+        self.sock.bind((self.job.bind_ip, worker_port(self.job.tenant)))
         self.sock.setblocking(False)
 
     def close(self) -> None:
@@ -138,7 +139,7 @@ class IncWorker:
         slot, copy = slot_of(chunk, self.job.nslots)
         flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
         header = IncHeader(self.job.tenant, self.job.round, slot, chunk, kind=kind, flags=flags)
-        self.sock.sendto(encode(header, lanes), (self.job.switch_ip, self.job.port))
+        self.sock.sendto(encode(header, lanes), (self.job.switch_ip, self.job.switch_port))
         self.stats.packets_sent += 1
         if retransmit:
             self.stats.retransmissions += 1

@@ -16,9 +16,11 @@ from p4.v1 import p4runtime_pb2
 from controller.inc.jobs import JobPlan, SwitchRound
 from controller.p4rt import P4InfoIndex, P4RuntimeError, SwitchConnection
 from controller.p4rt.entities import multicast_group
+from edge.protocol import worker_port
 
 TENANT_TABLE = "inc_tenants"
 CHILD_TABLE = "inc_children"
+DELIVERY_TABLE = "inc_workers"
 CELL_REGISTERS = ("cell_chunk", "cell_bitmap", "cell_arrivals", "cell_count")
 
 
@@ -54,6 +56,38 @@ def child_entries(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> list[p4ru
     ]
 
 
+def delivery_entries(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> list[p4runtime_pb2.Entity]:
+    """Egress rewrites so results reach each worker's socket (one per tenant and worker port)."""
+    return [
+        index.table_entry(
+            DELIVERY_TABLE,
+            {"hdr.inc.tenant": tenant, "std_meta.egress_port": port},
+            "to_worker",
+            {"mac": mac, "ip": ip, "udp_port": worker_port(tenant)},
+        )
+        for port, mac, ip in sr.worker_children
+    ]
+
+
+def _deliveries(index: P4InfoIndex, plan: JobPlan) -> dict[str, list[p4runtime_pb2.Entity]]:
+    """Delivery entries per switch, once per worker port even when the worker is in several rounds."""
+    out: dict[str, list[p4runtime_pb2.Entity]] = {}
+    seen: set[tuple[str, int]] = set()
+    for sr in plan.switches:
+        for port, mac, ip in sr.worker_children:
+            if (sr.switch, port) in seen:
+                continue
+            seen.add((sr.switch, port))
+            out.setdefault(sr.switch, []).extend(
+                delivery_entries(
+                    index,
+                    plan.tenant,
+                    SwitchRound(sr.switch, sr.round, sr.cells, sr.group, 0, False, 0, [], [(port, mac, ip)]),
+                )
+            )
+    return out
+
+
 def cell_resets(index: P4InfoIndex, sr: SwitchRound) -> list[p4runtime_pb2.Entity]:
     out = []
     for name in CELL_REGISTERS:
@@ -71,6 +105,9 @@ class JobInstaller:
     def install(self, plan: JobPlan) -> None:
         done: list[tuple[str, str, list[p4runtime_pb2.Entity]]] = []  # (switch, kind, entities) for rollback
         try:
+            for switch, entities in _deliveries(self.index, plan).items():
+                self._conn(switch).insert(entities)
+                done.append((switch, "insert", entities))
             for sr in plan.switches:
                 conn = self._conn(sr.switch)
                 group = multicast_group(sr.group, [(p, 0) for p in sr.children])
@@ -100,6 +137,7 @@ class JobInstaller:
         for sr in plan.switches:
             steps.append((sr.switch, child_entries(self.index, plan.tenant, sr)))
             steps.append((sr.switch, [multicast_group(sr.group, [])]))
+        steps.extend(_deliveries(self.index, plan).items())
         for switch, entities in steps:
             try:
                 self._conn(switch).delete(entities)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from controller.fabric import Fabric
 from controller.inc.allocation import Allocator, CellRange
 from controller.inc.trees import Tree, TreeError, plan_tree
+from edge.protocol import MAX_TENANT, worker_port
 
 DEFAULT_SLOTS = 256
-MAX_TENANT = 0xFFFF
 
 
 @dataclass
@@ -25,11 +25,13 @@ class SwitchRound:
     is_root: bool
     parent_port: int
     children: list[int]  # ports; a child's index is its position here
+    worker_children: list[tuple[int, str, str]]  # (port, mac, ip) of children that are workers
 
 
 @dataclass
 class WorkerAssignment:
     host: str
+    port: int  # UDP port the worker receives results on
     switch: str
     inc_ip: str
     rounds: list[int]  # rounds this worker takes part in
@@ -92,6 +94,11 @@ def plan_job(
             for tree in round_trees:
                 for sw, node in tree.nodes.items():
                     cells, group = grants[sw]
+                    workers = []
+                    for c in node.children:
+                        if not c.is_switch:
+                            _, att = fabric.host(c.name)
+                            workers.append((c.port, att.mac, att.ip))
                     plan.switches.append(
                         SwitchRound(
                             sw,
@@ -102,12 +109,13 @@ def plan_job(
                             node.is_root,
                             node.parent_port,
                             [c.port for c in node.children],
+                            workers,
                         )
                     )
                 for host in tree.workers:
                     site, _ = fabric.host(host)
                     a = plan.workers.setdefault(
-                        host, WorkerAssignment(host, site.name, site.inc_ip, [], {}, {})
+                        host, WorkerAssignment(host, worker_port(tenant), site.name, site.inc_ip, [], {}, {})
                     )
                     a.rounds.append(r)
                     a.clique_size[r] = len(tree.workers)
