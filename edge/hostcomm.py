@@ -1,0 +1,60 @@
+"""Host-to-host messaging over TCP for the host-based baselines: length-prefixed numpy arrays."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+
+import numpy as np
+
+_LEN = struct.Struct("!Q")
+
+
+def send_array(sock: socket.socket, arr: np.ndarray) -> None:
+    data = np.ascontiguousarray(arr).tobytes()
+    sock.sendall(_LEN.pack(len(data)) + data)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise ConnectionError(f"peer closed the connection after {got} of {n} bytes")
+        got += k
+    return bytes(buf)
+
+
+def recv_array(sock: socket.socket, dtype: np.dtype) -> np.ndarray:
+    (n,) = _LEN.unpack(recv_exact(sock, _LEN.size))
+    return np.frombuffer(recv_exact(sock, n), dtype=dtype)
+
+
+def tune(sock: socket.socket) -> None:
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def listen(port: int, backlog: int = 16) -> socket.socket:
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", port))
+    srv.listen(backlog)
+    return srv
+
+
+def connect(ip: str, port: int, timeout_s: float = 60.0) -> socket.socket:
+    """Connect, retrying while the peer is not listening yet (peers start at slightly different times)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            sock = socket.create_connection((ip, port), timeout=timeout_s)
+            sock.settimeout(timeout_s)
+            tune(sock)
+            return sock
+        except (ConnectionRefusedError, TimeoutError, OSError) as exc:
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"cannot reach {ip}:{port} within {timeout_s:.0f} s: {exc}") from None
+            time.sleep(0.1)
