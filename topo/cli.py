@@ -16,6 +16,7 @@ from topo.wan import TopologyError
 # `tributary --help` is deliberate.
 COMMAND_MODULES: list[str] = [
     "topo.commands.wan",
+    "topo.commands.allreduce",
     "topo.commands.schedule",
 ]
 

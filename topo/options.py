@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from topo.wan import DEFAULT_RATE_MBIT, Wan, default_wan, load_topology
+from topo.wan import DEFAULT_RATE_MBIT, TopologyError, Wan, default_wan, load_topology
 
 
 def log(msg: str) -> None:
@@ -32,7 +32,11 @@ def add_wan_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"rate of every WAN link in Mbit/s (default {DEFAULT_RATE_MBIT:g}; scaled down from 10 Gbit/s)",
     )
     g.add_argument(
-        "--loss", type=float, default=None, metavar="PCT", help="random loss on every WAN link, percent"
+        "--loss",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="random loss on every WAN link as a fraction: 0.02 is 2 %% (default 0)",
     )
     g.add_argument(
         "--link-mode",
@@ -61,7 +65,9 @@ def wan_from_args(args: argparse.Namespace) -> Wan:
         if args.rate is not None:
             kwargs["rate_mbit"] = args.rate
         if args.loss is not None:
-            kwargs["loss_pct"] = args.loss
+            if not 0 <= args.loss < 1:
+                raise TopologyError(f"--loss is a fraction in [0, 1) (0.02 means 2 %), got {args.loss}")
+            kwargs["loss_pct"] = args.loss * 100
         if args.workers_per_site is not None:
             kwargs["workers_per_site"] = args.workers_per_site
         wan = default_wan(args.sites, **kwargs)

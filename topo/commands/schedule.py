@@ -28,7 +28,7 @@ from controller.schedule import (
     optimise,
 )
 from controller.schedule.model import DEFAULT_CHUNK_BYTES
-from controller.schedule.sweep import DEFAULT_MEMORIES, Sweep, plot, run_sweep, write_csv
+from controller.schedule.sweep import Sweep, plot, run_sweep, write_csv
 from controller.schedule.units import UnitError, format_size, format_time, parse_bandwidth, parse_size
 from topo.wan import Wan, default_wan, load_topology
 
@@ -156,7 +156,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         net = network_from_wan(wan, args.bandwidth)
         edge = EdgeParams(args.memory, args.size, args.chunk, Inbound(args.inbound))
         if args.sweep:
-            return _sweep(net, edge, args)
+            return _sweep(net, edge, args, families)
         result = optimise(net, edge, args.eps, families)
     except (ModelError, ValueError) as exc:
         return _err(str(exc))
@@ -169,8 +169,11 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep(net: Network, edge: EdgeParams, args: argparse.Namespace) -> int:
-    sweep = run_sweep(net, edge, DEFAULT_MEMORIES, args.eps, progress=_progress)
+def _sweep(net: Network, edge: EdgeParams, args: argparse.Namespace, families: tuple[str, ...]) -> int:
+    if args.points < 2 or args.min_memory >= args.max_memory:
+        return _err("a sweep needs --points >= 2 and --min-memory < --max-memory")
+    memories = [float(m) for m in np.geomspace(args.min_memory, args.max_memory, args.points)]
+    sweep = run_sweep(net, edge, memories, args.eps, progress=_progress, families=families)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     png, csv_path = args.out.with_suffix(".png"), args.out.with_suffix(".csv")
     write_csv(sweep, csv_path)
@@ -268,7 +271,8 @@ def print_result(result: Result) -> None:
             f"why: in all-to-all each edge sums {net.n - 1} streams; the largest arrival skew is "
             f"{ct.skew_s[worst] * 1e3:.1f} ms (at {net.names[ct.members[worst]]}), so {format_size(edge.memory_bytes)} "
             f"of edge memory allows {ct.rate_Bps * 8 / 1e9:.3g} Gbit/s ({ct.limit}). Memory of "
-            f"{format_size(net.rate_Bps * ct.skew_s[worst] + edge.chunk_bytes)} (link rate x skew) would lift that cap."
+            f"{format_size(min(edge.size_bytes, net.rate_Bps * ct.skew_s[worst] + edge.chunk_bytes))} "
+            f"(link rate x skew, or the whole vector) lifts that cap."
         )
 
 

@@ -1,0 +1,96 @@
+"""One worker process of an experiment: `python -m edge.runner SPEC.json`.
+
+The spec (JSON) says which algorithm to run (inc, ring, ps), on what data, with which peers or INC job,
+and when to start (a wall-clock time shared by all workers of the run, so they start together). The
+runner writes its result vector (.npy) and a report (JSON: timing, transfer statistics, or the error).
+Input data is generated from (seed, rank), so whoever checks the results can recompute every input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from edge.ring import Peer, ps_allreduce, ring_allreduce
+from edge.worker import IncJob, IncWorker
+
+INT_RANGE = 1 << 24  # int32 inputs in [-2**24, 2**24): the sum of up to 128 workers fits in int32
+
+
+def worker_data(seed: int, rank: int, elements: int, mode: str) -> np.ndarray:
+    rng = np.random.default_rng([seed, rank])
+    if mode == "int32":
+        return rng.integers(-INT_RANGE, INT_RANGE, size=elements, dtype=np.int32)
+    if mode == "float32":
+        return rng.standard_normal(elements).astype(np.float32)
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def expected_sum(seed: int, ranks: list[int], elements: int, mode: str) -> np.ndarray:
+    """The exact sum (int64 for int32 data, float64 for float32 data) of the given ranks' inputs."""
+    acc = np.zeros(elements, dtype=np.int64 if mode == "int32" else np.float64)
+    for r in ranks:
+        acc += worker_data(seed, r, elements, mode)
+    return acc
+
+
+def run(spec: dict) -> dict:
+    data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"])
+    start_at = float(spec.get("start_at", 0))
+    lag = time.time() - start_at
+    if lag < 0:
+        time.sleep(-lag)
+    t0 = time.time()
+    stats: dict = {}
+    algo = spec["algorithm"]
+    if algo == "inc":
+        job = IncJob(**spec["inc"])
+        with IncWorker(job) as worker:
+            result = worker.allreduce(data, spec["mode"])
+            stats = vars(worker.stats)
+    elif algo in ("ring", "ps"):
+        peers = [Peer(p["rank"], p["ip"]) for p in spec["peers"]]
+        fn = ring_allreduce if algo == "ring" else ps_allreduce
+        result = fn(data, spec["rank"], peers, timeout_s=float(spec.get("timeout_s", 300)))
+    else:
+        raise ValueError(f"unknown algorithm {algo!r}")
+    t1 = time.time()
+    np.save(spec["out"], result)
+    return {
+        "rank": spec["rank"],
+        "start": t0,
+        "end": t1,
+        "seconds": t1 - t0,
+        "late_start_s": max(lag, 0.0),
+        "stats": stats,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m edge.runner SPEC.json", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(args[0]).read_text())
+    report_path = Path(spec["report"])
+    try:
+        report = run(spec)
+        code = 0
+    except Exception as exc:  # the report carries the error to the orchestrator
+        report = {
+            "rank": spec.get("rank"),
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+        }
+        code = 1
+    report_path.write_text(json.dumps(report))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""Running an allreduce on the emulated WAN, through the switches (INC) and with host baselines, and
+checking every worker's result against the exact sum of all inputs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from controller.inc.allocation import Allocator
+from controller.inc.install import JobInstaller
+from controller.inc.jobs import JobPlan, plan_job
+from controller.p4rt import P4InfoIndex
+from edge import formats
+from edge.runner import expected_sum, worker_data
+from topo.session import RunningWan
+
+START_DELAY_S = 3.0  # time for every worker process to start before the common start time
+
+
+@dataclass
+class AllreduceSpec:
+    elements: int
+    mode: str = "int32"
+    tenants: int = 1
+    nslots: int = 1024
+    seed: int = 1
+    stall_timeout_s: float = 30.0
+
+
+@dataclass
+class AlgoResult:
+    name: str
+    seconds: float
+    elements: int
+    exact: bool
+    max_abs_error: float
+    bound: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def goodput(self) -> float:
+        return self.elements / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "seconds": round(self.seconds, 4),
+            "goodput_elems_per_s": round(self.goodput, 1),
+            "exact": self.exact,
+            "max_abs_error": self.max_abs_error,
+        }
+        if self.bound:
+            out["error_bound"] = self.bound
+        if self.stats:
+            out["stats"] = self.stats
+        if self.errors:
+            out["errors"] = self.errors
+        return out
+
+
+def worker_hosts(running: RunningWan) -> list[str]:
+    return [h.name for sw in running.network.fabric.switches for h in sw.hosts if h.role == "worker"]
+
+
+def _check(
+    name: str,
+    spec: AllreduceSpec,
+    seed: int,
+    ranks: list[int],
+    reports: list[dict],
+    outs: list[Path],
+    workers: int,
+) -> AlgoResult:
+    errors = [f"rank {r['rank']}: {r['error']}" for r in reports if "error" in r]
+    ok_reports = [r for r in reports if "error" not in r]
+    seconds = (max(r["end"] for r in ok_reports) - min(r["start"] for r in ok_reports)) if ok_reports else 0.0
+    exact_sum = expected_sum(seed, ranks, spec.elements, spec.mode)
+    bound = 0.0
+    if spec.mode == "float32":
+        blocks = [formats.pad_to_lanes(worker_data(seed, r, spec.elements, spec.mode)) for r in ranks]
+        agreed = np.max([formats.block_exponents(b) for b in blocks], axis=0)
+        per_block = formats.quantisation_bound(formats.scale_exponents(agreed, workers), workers)
+        bound_vec = np.repeat(per_block, 64)[: spec.elements]
+        bound = float(bound_vec.max())
+    max_err = 0.0
+    exact = not errors
+    for path in outs:
+        if not path.exists():
+            exact = False
+            continue
+        got = np.load(path)
+        if spec.mode == "int32":
+            want = exact_sum.astype(np.int64).astype(np.int32)
+            diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+            max_err = max(max_err, float(diff.max()))
+            exact = exact and bool(np.array_equal(got, want))
+        else:
+            diff = np.abs(got.astype(np.float64) - exact_sum)
+            max_err = max(max_err, float(diff.max()))
+            if name.startswith("inc"):
+                exact = exact and bool(np.all(diff <= bound_vec + 1e-6 * np.abs(exact_sum)))
+            else:  # a host float32 sum is not exact; judged by float32 rounding
+                exact = exact and bool(np.allclose(got, exact_sum, rtol=1e-4, atol=1e-4))
+    stats: dict[str, int] = {}
+    for r in ok_reports:
+        for k, v in r.get("stats", {}).items():
+            if isinstance(v, int):
+                stats[k] = stats.get(k, 0) + v
+    return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats)
+
+
+def run_inc(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], None]) -> list[AlgoResult]:
+    """Install one INC job per tenant over all workers, run them at once, check, and remove the jobs."""
+    fabric = running.network.fabric
+    index = P4InfoIndex(running.pipeline.p4info)
+    allocator = Allocator([s.name for s in fabric.switches])
+    installer = JobInstaller(running.conns, index, progress)
+    hosts = worker_hosts(running)
+    plans: list[JobPlan] = []
+    try:
+        for t in range(1, spec.tenants + 1):
+            plan = plan_job(fabric, allocator, t, [[hosts]], spec.nslots)
+            installer.install(plan)
+            plans.append(plan)
+            tree = plan.trees[0][0]
+            progress(
+                f"tenant {t}: tree rooted at {tree.root} (slowest path {tree.max_rtt_ms:g} ms), "
+                f"{spec.nslots} slots"
+            )
+        out_dir = running.run_dir / "allreduce" / "inc"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        start_at = time.time() + START_DELAY_S
+        all_specs: dict[str, dict] = {}
+        per_tenant: dict[int, tuple[list[int], list[Path]]] = {}
+        for plan in plans:
+            t = plan.tenant
+            outs = []
+            for rank, host in enumerate(hosts):
+                a = plan.workers[host]
+                out = out_dir / f"t{t}-rank{rank}.npy"
+                outs.append(out)
+                all_specs[f"{host}#{t}"] = {
+                    "algorithm": "inc",
+                    "mode": spec.mode,
+                    "elements": spec.elements,
+                    "seed": spec.seed + t,
+                    "rank": rank,
+                    "start_at": start_at,
+                    "out": str(out),
+                    "report": str(out_dir / f"t{t}-rank{rank}.report.json"),
+                    "inc": {
+                        "tenant": t,
+                        "switch_ip": a.inc_ip,
+                        "nslots": spec.nslots,
+                        "workers": len(hosts),
+                        "round": 0,
+                        "rto_s": a.rto_s[0],
+                        "stall_timeout_s": spec.stall_timeout_s,
+                    },
+                }
+            per_tenant[t] = (list(range(len(hosts))), outs)
+        progress(
+            f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"
+        )
+        reports = _launch_multi(running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60)
+        results = []
+        for plan in plans:
+            t = plan.tenant
+            ranks, outs = per_tenant[t]
+            mine = [r for key, r in reports.items() if key.endswith(f"#{t}")]
+            results.append(_check(f"inc-t{t}", spec, spec.seed + t, ranks, mine, outs, len(hosts)))
+        return results
+    finally:
+        for plan in plans:
+            for err in installer.remove(plan):
+                progress(f"warning: removing tenant {plan.tenant}: {err}")
+            for owner in plan.owner_keys:
+                allocator.release(owner)
+
+
+def _launch_multi(running: RunningWan, specs: dict[str, dict], timeout_s: float) -> dict[str, dict]:
+    """Like _launch, for specs keyed by "host#tag" (several processes per host)."""
+    keyed = list(specs.items())
+    procs = []
+    for key, spec in keyed:
+        host = key.split("#", 1)[0]
+        Path(spec["report"]).unlink(missing_ok=True)
+        spec_path = Path(spec["report"]).with_suffix(".spec.json")
+        spec_path.write_text(json.dumps(spec))
+        procs.append(
+            (
+                key,
+                spec,
+                running.network.host(host).popen([sys.executable, "-m", "edge.runner", str(spec_path)]),
+            )
+        )
+    deadline = time.monotonic() + timeout_s
+    reports: dict[str, dict] = {}
+    for key, spec, proc in procs:
+        try:
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except Exception:
+            proc.kill()
+            proc.wait()
+        path = Path(spec["report"])
+        if path.exists():
+            reports[key] = json.loads(path.read_text())
+        else:
+            reports[key] = {
+                "rank": spec["rank"],
+                "error": f"no report (worker exit status {proc.returncode})",
+            }
+    return reports
+
+
+def run_baseline(
+    running: RunningWan, spec: AllreduceSpec, algo: str, progress: Callable[[str], None]
+) -> AlgoResult:
+    hosts = worker_hosts(running)
+    fabric = running.network.fabric
+    peers = [{"rank": r, "ip": fabric.host(h)[1].ip} for r, h in enumerate(hosts)]
+    out_dir = running.run_dir / "allreduce" / algo
+    out_dir.mkdir(parents=True, exist_ok=True)
+    start_at = time.time() + START_DELAY_S
+    specs: dict[str, dict] = {}
+    outs = []
+    for rank, host in enumerate(hosts):
+        out = out_dir / f"rank{rank}.npy"
+        outs.append(out)
+        specs[f"{host}#{algo}"] = {
+            "algorithm": algo,
+            "mode": spec.mode,
+            "elements": spec.elements,
+            "seed": spec.seed + 1,
+            "rank": rank,
+            "start_at": start_at,
+            "out": str(out),
+            "report": str(out_dir / f"rank{rank}.report.json"),
+            "peers": peers,
+            "timeout_s": 600,
+        }
+    progress(f"{algo} allreduce: {len(hosts)} workers, {spec.elements} {spec.mode} each")
+    reports = _launch_multi(running, specs, 900)
+    return _check(
+        algo, spec, spec.seed + 1, list(range(len(hosts))), list(reports.values()), outs, len(hosts)
+    )
