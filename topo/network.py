@@ -29,6 +29,7 @@ class WanNetworkConfig:
     link_mode: str = "auto"  # "auto" | "netem" | "switch"
     switch_binary: str | None = None  # default: p4kit-switch
     pcap: bool = False
+    trace: bool = False  # per-packet switch traces in logs/<site>.log
 
 
 def link_spec(rtt_ms: float, rate_mbit: float, loss_pct: float, jitter_ms: float) -> str:
@@ -89,6 +90,7 @@ class WanNetwork:
                 pcap_dir=pcap_dir,
                 link_specs=specs,
                 cpu_port=CPU_PORT,
+                trace=cfg.trace,
             )
             for h in sw.hosts:
                 net.addHost(h.name, cls=Host, ip=f"{h.ip}/8", mac=h.mac)

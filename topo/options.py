@@ -53,6 +53,11 @@ def add_wan_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--pcap", action="store_true", help="write per-port pcaps into the run directory")
     g.add_argument(
+        "--trace",
+        action="store_true",
+        help="per-packet switch traces (parser, tables, actions, drops) in the run's logs/ (slow)",
+    )
+    g.add_argument(
         "--run-dir", type=Path, help="where logs, pcaps and the compiled pipeline go (default runs/<time>)"
     )
 

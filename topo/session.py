@@ -40,7 +40,11 @@ def running_wan(args: argparse.Namespace, label: str = "run") -> Iterator[Runnin
     log(f"run directory: {run_dir}")
     log("compiling p4src/inc.p4 with p4kit-p4c")
     pipeline = build_pipeline(run_dir / "build")
-    network = WanNetwork(WanNetworkConfig(wan, run_dir, args.link_mode, args.switch_binary, args.pcap))
+    network = WanNetwork(
+        WanNetworkConfig(
+            wan, run_dir, args.link_mode, args.switch_binary, args.pcap, getattr(args, "trace", False)
+        )
+    )
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     conns: dict[str, SwitchConnection] = {}
     try:

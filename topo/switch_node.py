@@ -53,6 +53,7 @@ class P4RuntimeSwitch(Switch):
         pcap_dir: Path | None = None,
         link_specs: dict[int, str] | None = None,
         cpu_port: int | None = None,
+        trace: bool = False,
         **params: object,
     ) -> None:
         params.setdefault("dpid", f"{device_id:016x}")
@@ -64,10 +65,13 @@ class P4RuntimeSwitch(Switch):
         self.pcap_dir = pcap_dir
         self.link_specs = link_specs or {}
         self.cpu_port = cpu_port
+        self.trace = trace
         self.proc: subprocess.Popen[bytes] | None = None
 
     def command_line(self) -> list[str]:
-        args = [self.binary, "--device-id", str(self.device_id), "--no-p4", "--log-file", str(self.log_path)]
+        args = [self.binary, "--device-id", str(self.device_id), "--no-p4"]
+        if self.trace:  # a per-packet trace: precious for debugging, far too slow for experiments
+            args += ["--log-file", str(self.log_path)]
         for port, intf in sorted(self.intfs.items()):
             if port == 0 or intf.name == "lo":
                 continue

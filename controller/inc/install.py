@@ -56,17 +56,22 @@ def child_entries(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> list[p4ru
     ]
 
 
-def delivery_entries(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> list[p4runtime_pb2.Entity]:
-    """Egress rewrites so results reach each worker's socket (one per tenant and worker port)."""
-    return [
-        index.table_entry(
-            DELIVERY_TABLE,
-            {"hdr.inc.tenant": tenant, "std_meta.egress_port": port},
-            "to_worker",
-            {"mac": mac, "ip": ip, "udp_port": worker_port(tenant)},
-        )
-        for port, mac, ip in sr.worker_children
-    ]
+def delivery_entry(
+    index: P4InfoIndex, tenant: int, sr: SwitchRound, port: int, mac: str, ip: str
+) -> p4runtime_pb2.Entity:
+    """The egress rewrite that lets a result reach one worker's socket (per tenant and worker port)."""
+    return index.table_entry(
+        DELIVERY_TABLE,
+        {"hdr.inc.tenant": tenant, "std_meta.egress_port": port},
+        "to_worker",
+        {
+            "mac": mac,
+            "ip": ip,
+            "udp_port": worker_port(tenant),
+            "switch_mac": sr.switch_mac,
+            "switch_ip": sr.switch_ip,
+        },
+    )
 
 
 def _deliveries(index: P4InfoIndex, plan: JobPlan) -> dict[str, list[p4runtime_pb2.Entity]]:
@@ -75,16 +80,9 @@ def _deliveries(index: P4InfoIndex, plan: JobPlan) -> dict[str, list[p4runtime_p
     seen: set[tuple[str, int]] = set()
     for sr in plan.switches:
         for port, mac, ip in sr.worker_children:
-            if (sr.switch, port) in seen:
-                continue
-            seen.add((sr.switch, port))
-            out.setdefault(sr.switch, []).extend(
-                delivery_entries(
-                    index,
-                    plan.tenant,
-                    SwitchRound(sr.switch, sr.round, sr.cells, sr.group, 0, False, 0, [], [(port, mac, ip)]),
-                )
-            )
+            if (sr.switch, port) not in seen:
+                seen.add((sr.switch, port))
+                out.setdefault(sr.switch, []).append(delivery_entry(index, plan.tenant, sr, port, mac, ip))
     return out
 
 

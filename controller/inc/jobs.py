@@ -26,6 +26,8 @@ class SwitchRound:
     parent_port: int
     children: list[int]  # ports; a child's index is its position here
     worker_children: list[tuple[int, str, str]]  # (port, mac, ip) of children that are workers
+    switch_mac: str = ""  # the switch's INC address: the source of results delivered to workers
+    switch_ip: str = ""
 
 
 @dataclass
@@ -110,6 +112,8 @@ def plan_job(
                             node.parent_port,
                             [c.port for c in node.children],
                             workers,
+                            fabric.switch(sw).inc_mac,
+                            fabric.switch(sw).inc_ip,
                         )
                     )
                 for host in tree.workers:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from controller.schedule import (
     ModelError,
     Network,
     Result,
+    Sync,
     TimingCache,
     optimise,
 )
@@ -75,6 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "  tributary schedule --sweep --size 64MB --out runs/schedule-sweep\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    # argparse takes '-4MB' for an option ('expected one argument'); read it as a value instead, so
+    # the size check can say what is wrong with it. (Private attribute, stable in Python 3.11.)
+    p._negative_number_matcher = re.compile(r"^-\.?\d")
     p.add_argument(
         "--memory",
         type=_size,
@@ -106,11 +111,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "shared: the k-1 streams share one access link",
     )
     p.add_argument(
+        "--sync",
+        choices=[m.value for m in Sync],
+        default=Sync.CLIQUE.value,
+        help="clique: a clique starts when its own members are ready (default); "
+        "barrier: every round waits for all sites",
+    )
+    p.add_argument(
         "--eps", type=_eps, default=DEFAULT_EPS, help=f"consensus error target (default {DEFAULT_EPS:g})"
     )
     p.add_argument("--families", help=f"comma-separated subset of: {','.join(FAMILIES)}")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--sweep", action="store_true", help="sweep memory 1MB..1GB, write a PNG plot and a CSV")
+    p.add_argument("--points", type=int, default=31, help="sweep: memory sizes, log-spaced (default 31)")
+    p.add_argument("--min-memory", type=_size, default=1e6, help="sweep: smallest memory (default 1MB)")
+    p.add_argument("--max-memory", type=_size, default=1e9, help="sweep: largest memory (default 1GB)")
     p.add_argument(
         "--out",
         type=Path,
@@ -154,7 +169,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             return _err(f"unknown family {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
     try:
         net = network_from_wan(wan, args.bandwidth)
-        edge = EdgeParams(args.memory, args.size, args.chunk, Inbound(args.inbound))
+        edge = EdgeParams(args.memory, args.size, args.chunk, Inbound(args.inbound), Sync(args.sync))
         if args.sweep:
             return _sweep(net, edge, args, families)
         result = optimise(net, edge, args.eps, families)
@@ -217,7 +232,7 @@ def print_result(result: Result) -> None:
     con.print(
         f"[bold]{len(net.names)} sites[/], link {net.bandwidth_bps / 1e9:g} Gbit/s, edge memory "
         f"{format_size(edge.memory_bytes)}, {format_size(edge.size_bytes)} per site per round, "
-        f"inbound={edge.inbound.value}, eps={result.eps:g}"
+        f"inbound={edge.inbound.value}, sync={edge.sync.value}, eps={result.eps:g}"
     )
     reach = "exact average" if best.mixing.exact else f"error <= {result.eps:g}"
     con.print(
@@ -225,11 +240,13 @@ def print_result(result: Result) -> None:
         f"{best.mixing.rounds} round(s) to {reach}: [bold]{format_time(best.time_s)}[/]"
     )
     cache = TimingCache(net, edge)
-    t = Table(title="best schedule, one cycle (cliques start when their last member is ready)")
+    t = Table(title=f"best schedule, one cycle (sync={edge.sync.value})")
     for col in ("round", "clique", "rate Gbit/s", "limited by", "max skew ms", "clique time", "done at"):
         t.add_column(col)
     ready = [0.0] * net.n
     for r, rnd in enumerate(best.rounds, 1):
+        if edge.sync is Sync.BARRIER:
+            ready = [max(ready)] * net.n
         for clique in rnd:
             if len(clique) < 2:
                 continue
