@@ -3,7 +3,8 @@
 A worker streams its vector as chunks of 64 int32 values to its site's switch. The tenant owns
 `nslots` slots there; chunk k uses slot k mod nslots and that slot's copy (k div nslots) mod 2, and a
 slot is reused only after the result of its previous chunk came back, so at most `nslots` chunks are
-in flight: the window is bounded by the switch memory the tenant owns. A chunk whose result does not
+in flight: the window is bounded by the switch memory the tenant owns, and below that by a
+delay-based congestion window (`DelayWindow`). A chunk whose result does not
 come back within the retransmission timeout is sent again (flagged), with exponential backoff; the
 switches recognise repeats, so a result is never counted twice. If no result at all arrives for
 `stall_timeout` seconds the call fails with IncTimeoutError naming the missing chunks: a dead peer
@@ -54,7 +55,8 @@ class IncJob:
     nslots: int  # slots the tenant owns at this worker's switch: the sending window
     workers: int  # contributors in the whole tree
     round: int = 0  # schedule step: selects the tree in the switches
-    rto_s: float = 1.0  # first retransmission timeout (about 1.5 x the longest RTT of the tree)
+    rto_s: float = 1.0  # first retransmission timeout, before any RTT was measured (RFC 6298's 1 s)
+    min_rto_s: float = 0.05
     max_rto_s: float = 8.0
     stall_timeout_s: float = 30.0
     bind_ip: str = "0.0.0.0"
@@ -73,9 +75,71 @@ class TransferStats:
 @dataclass
 class _InFlight:
     lanes: np.ndarray
+    first_sent: float
     sent_at: float
     rto: float
     retries: int = 0
+
+
+@dataclass
+class RttEstimator:
+    """Smoothed RTT and retransmission timeout as TCP computes them (RFC 6298), from chunks that were
+    sent once only (Karn's rule: a retransmitted chunk's RTT is ambiguous)."""
+
+    rto: float
+    min_rto: float
+    max_rto: float
+    srtt: float | None = None
+    rttvar: float = 0.0
+
+    def sample(self, rtt: float) -> None:
+        if self.srtt is None:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
+            self.srtt = 0.875 * self.srtt + 0.125 * rtt
+        self.rto = min(self.max_rto, max(self.min_rto, self.srtt + 4 * self.rttvar))
+
+
+@dataclass
+class DelayWindow:
+    """How many chunks may be in flight: a delay-based window in the manner of Swift.
+
+    The switches of a tree are shared, and on this emulation their CPU is the bottleneck; an overloaded
+    switch shows as queueing delay long before it drops. So the window grows while the measured RTT
+    stays near the smallest RTT seen (the path's propagation delay) and shrinks in proportion to the
+    excess delay when it does not, at most once per RTT. Random loss, which a WAN has without any
+    congestion, does not shrink it: timeouts only trigger retransmission. The window never exceeds the
+    tenant's slots.
+    """
+
+    limit: int
+    cwnd: float = 16.0
+    min_cwnd: float = 2.0
+    base_rtt: float = float("inf")
+    last_decrease: float = 0.0
+    slow_start: bool = True
+
+    def __post_init__(self) -> None:
+        self.cwnd = min(self.cwnd, float(self.limit))
+
+    @property
+    def size(self) -> int:
+        return max(1, min(self.limit, int(self.cwnd)))
+
+    def target(self) -> float:
+        return self.base_rtt * 1.25 + 0.005
+
+    def on_sample(self, rtt: float, now: float) -> None:
+        self.base_rtt = min(self.base_rtt, rtt)
+        target = self.target()
+        if rtt <= target:
+            self.cwnd += 1.0 if self.slow_start else 1.0 / self.cwnd
+        elif now - self.last_decrease >= rtt:
+            self.slow_start = False
+            self.cwnd = max(self.min_cwnd, self.cwnd * (1.0 - 0.5 * (rtt - target) / rtt))
+            self.last_decrease = now
+        self.cwnd = min(self.cwnd, float(self.limit))
 
 
 @dataclass
@@ -90,6 +154,8 @@ class IncWorker:
     def __post_init__(self) -> None:
         if self.job.nslots < 1:
             raise ValueError("a job needs at least one slot")
+        self.rtt = RttEstimator(self.job.rto_s, self.job.min_rto_s, self.job.max_rto_s)
+        self.window = DelayWindow(self.job.nslots)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
@@ -135,14 +201,19 @@ class IncWorker:
 
     # --- the streaming engine -------------------------------------------------------------------------
 
-    def _send(self, chunk: int, lanes: np.ndarray, kind: int, retransmit: bool) -> None:
+    def _send(self, chunk: int, lanes: np.ndarray, kind: int, retransmit: bool) -> bool:
+        """Send one chunk; False when the socket's buffer is full (try again later)."""
         slot, copy = slot_of(chunk, self.job.nslots)
         flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
         header = IncHeader(self.job.tenant, self.job.round, slot, chunk, kind=kind, flags=flags)
-        self.sock.sendto(encode(header, lanes), (self.job.switch_ip, self.job.switch_port))
+        try:
+            self.sock.sendto(encode(header, lanes), (self.job.switch_ip, self.job.switch_port))
+        except (BlockingIOError, InterruptedError):
+            return False
         self.stats.packets_sent += 1
         if retransmit:
             self.stats.retransmissions += 1
+        return True
 
     def reduce_lanes(self, lanes: np.ndarray, kind: int) -> np.ndarray:
         """Reduce rows of 64 uint32 lanes over all workers; returns the reduced rows."""
@@ -162,11 +233,12 @@ class IncWorker:
         def launch(now: float) -> None:
             nonlocal next_index
             # a slot is free once the chunk nslots before it is done
-            while next_index < total and len(inflight) < job.nslots:
+            while next_index < total and len(inflight) < self.window.size:
                 if next_index >= job.nslots and not done[next_index - job.nslots]:
                     break
-                self._send(first + next_index, lanes[next_index], kind, retransmit=False)
-                inflight[next_index] = _InFlight(lanes[next_index], now, job.rto_s)
+                if not self._send(first + next_index, lanes[next_index], kind, retransmit=False):
+                    break  # the socket is full: the rest goes out on a later pass
+                inflight[next_index] = _InFlight(lanes[next_index], now, now, self.rtt.rto)
                 next_index += 1
 
         launch(time.monotonic())
@@ -201,17 +273,23 @@ class IncWorker:
                     result[index] = values
                     done[index] = True
                     remaining -= 1
-                    inflight.pop(index, None)
+                    f = inflight.pop(index, None)
+                    if f is not None and f.retries == 0:
+                        sample_at = time.monotonic()
+                        self.rtt.sample(sample_at - f.first_sent)
+                        self.window.on_sample(sample_at - f.first_sent, sample_at)
                     self.stats.results += 1
                     last_progress = time.monotonic()
             now = time.monotonic()
             launch(now)
             for index, f in inflight.items():
                 if now - f.sent_at >= f.rto:
-                    self._send(first + index, f.lanes, kind, retransmit=True)
+                    if not self._send(first + index, f.lanes, kind, retransmit=True):
+                        break
                     f.sent_at = now
                     f.retries += 1
-                    f.rto = min(f.rto * 2, job.max_rto_s)
+                    # back off from the current estimate, never below what this chunk already waited
+                    f.rto = min(max(f.rto, self.rtt.rto) * 2, job.max_rto_s)
             if now - last_progress > job.stall_timeout_s:
                 missing = sorted(inflight)[:8]
                 raise IncTimeoutError(

@@ -55,8 +55,9 @@ class JobPlan:
 
 
 def rto_for(tree: Tree) -> float:
-    """First retransmission timeout: 1.5x the slowest path's RTT plus room for queueing."""
-    return 1.5 * tree.max_rtt_ms / 1000.0 + 0.2
+    """First retransmission timeout, before the worker has measured any RTT: RFC 6298's 1 s, or more
+    when the tree's slowest path is long (the worker adapts it from its own measurements)."""
+    return max(1.0, 2.0 * tree.max_rtt_ms / 1000.0)
 
 
 def plan_job(
