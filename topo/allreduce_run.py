@@ -115,8 +115,16 @@ def _check(
     return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats)
 
 
-def run_inc(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], None]) -> list[AlgoResult]:
-    """Install one INC job per tenant over all workers, run them at once, check, and remove the jobs."""
+def run_inc(
+    running: RunningWan,
+    spec: AllreduceSpec,
+    progress: Callable[[str], None],
+    dead_workers: tuple[str, ...] = (),
+) -> list[AlgoResult]:
+    """Install one INC job per tenant over all workers, run them at once, check, and remove the jobs.
+
+    Workers named in `dead_workers` are killed when the run starts (a crashed peer): the others must
+    then fail with a clear timeout rather than hang."""
     fabric = running.network.fabric
     index = P4InfoIndex(running.pipeline.p4info)
     allocator = Allocator([s.name for s in fabric.switches])
@@ -168,7 +176,9 @@ def run_inc(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
         progress(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"
         )
-        reports = _launch_multi(running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60)
+        reports = _launch_multi(
+            running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
+        )
         results = []
         for plan in plans:
             t = plan.tenant
@@ -184,13 +194,17 @@ def run_inc(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
                 allocator.release(owner)
 
 
-def _launch_multi(running: RunningWan, specs: dict[str, dict], timeout_s: float) -> dict[str, dict]:
-    """Like _launch, for specs keyed by "host#tag" (several processes per host)."""
+def _launch_multi(
+    running: RunningWan, specs: dict[str, dict], timeout_s: float, kill_at_start: tuple[str, ...] = ()
+) -> dict[str, dict]:
+    """Start one runner per spec (keyed "host#tag": several may share a host), wait for all of them,
+    and return their reports; a runner still going at `timeout_s` is killed and reported as such."""
     keyed = list(specs.items())
     procs = []
     for key, spec in keyed:
         host = key.split("#", 1)[0]
         Path(spec["report"]).unlink(missing_ok=True)
+        Path(spec["out"]).unlink(missing_ok=True)  # never judge a result left by an earlier run
         spec_path = Path(spec["report"]).with_suffix(".spec.json")
         spec_path.write_text(json.dumps(spec))
         procs.append(
@@ -200,6 +214,12 @@ def _launch_multi(running: RunningWan, specs: dict[str, dict], timeout_s: float)
                 running.network.host(host).popen([sys.executable, "-m", "edge.runner", str(spec_path)]),
             )
         )
+    if kill_at_start:
+        start_at = min(float(spec["start_at"]) for spec in specs.values())
+        time.sleep(max(0.0, start_at - time.time()))
+        for key, _spec, proc in procs:
+            if key.split("#", 1)[0] in kill_at_start:
+                proc.kill()
     deadline = time.monotonic() + timeout_s
     reports: dict[str, dict] = {}
     for key, spec, proc in procs:

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 # Interfaces Tributary creates: <SITE>-eth<N> and <SITE>w<k>-eth0 / <SITE>e-eth0 (sites are upper case).
@@ -55,6 +56,10 @@ def clean(verbose: bool = True) -> tuple[int, int]:
             print(f"killing {pid}: {cmd[:100]}")
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    # a killed host shell takes its namespace, and the veths into it, along when it is gone
+    deadline = time.monotonic() + 3.0
+    while any(Path(f"/proc/{pid}").exists() for pid, _ in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
     intfs = leftover_interfaces()
     for name in intfs:
         if verbose:
