@@ -4,7 +4,8 @@
     from edge.scapy_inc import INC, INCValues
     pkt = Ether() / IP(dst="10.0.1.254") / UDP(sport=47000, dport=47000) / INC(tenant=1, chunk=0) / INCValues(values=[1] * 64)
 
-UDP port INC_UDP_PORT is bound to INC, so sniffed packets dissect on their own.
+UDP port INC_UDP_PORT (as destination, and as the source of results) is bound to INC, so sniffed
+packets dissect on their own.
 """
 
 from __future__ import annotations
@@ -41,5 +42,6 @@ class INCValues(Packet):
     ]
 
 
-bind_layers(UDP, INC, dport=INC_UDP_PORT)
+bind_layers(UDP, INC, dport=INC_UDP_PORT)  # contributions, on their way to a switch
+bind_layers(UDP, INC, sport=INC_UDP_PORT)  # results, delivered from a switch's INC address
 bind_layers(INC, INCValues)
