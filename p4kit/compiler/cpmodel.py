@@ -129,6 +129,9 @@ class CPControllerHeader:
     name: str
     fields: list[CPField] = field(default_factory=list)
     annotations: list[CPAnnotation] = field(default_factory=list)
+    # The header type's control-plane name (e.g. "packet_in_header_t"): p4c derives the P4Info id from
+    # it, not from `name`. Empty means unknown; the id is then derived from `name`.
+    type_name: str = ""
 
 
 @dataclass

@@ -1,10 +1,13 @@
-"""One emulated 3-site WAN shared by the Mininet tests of this folder (bringing it up takes seconds)."""
+"""Emulated 3-site WANs for the Mininet tests. Each is module-scoped: a module's tests share one WAN
+(bringing one up takes seconds), and it is torn down before the next module brings up its own, since
+two WANs would claim the same interface names and P4Runtime ports."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,17 +18,13 @@ def needs_root() -> None:
         pytest.skip("needs root (CI runs as root)")
 
 
-@pytest.fixture(scope="session")
-def wan3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """TYO, NYC, LON in a full mesh; TYO-NYC rate-limited to 10 Mbit/s for the iperf test."""
+@contextmanager
+def wan_from_toml(run_dir: Path, toml: str) -> Iterator[object]:
     needs_root()
     from topo.session import running_wan
 
-    run_dir = tmp_path_factory.mktemp("wan3")
-    topo_file = Path(run_dir) / "wan3.toml"
-    topo_file.write_text(
-        'sites = ["TYO", "NYC", "LON"]\nrate_mbit = 50\n[[link]]\na = "TYO"\nb = "NYC"\nrate_mbit = 10\n'
-    )
+    topo_file = run_dir / "wan.toml"
+    topo_file.write_text(toml)
     args = argparse.Namespace(
         topology=topo_file,
         sites=None,
@@ -36,6 +35,23 @@ def wan3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         switch_binary=None,
         pcap=False,
         run_dir=run_dir,
+        trace=False,
     )
     with running_wan(args, label="test") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def wan3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """TYO, NYC, LON in a full mesh; TYO-NYC rate-limited to 10 Mbit/s for the iperf test."""
+    toml = 'sites = ["TYO", "NYC", "LON"]\nrate_mbit = 50\n[[link]]\na = "TYO"\nb = "NYC"\nrate_mbit = 10\n'
+    with wan_from_toml(tmp_path_factory.mktemp("wan3"), toml) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def wan3_lossy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """TYO, NYC, LON with 2 % random loss on every WAN link, two workers per site."""
+    toml = 'sites = ["TYO", "NYC", "LON"]\nrate_mbit = 50\nloss_pct = 2.0\nworkers_per_site = 2\n'
+    with wan_from_toml(tmp_path_factory.mktemp("wan3lossy"), toml) as running:
         yield running

@@ -1,0 +1,641 @@
+"""Control bodies -> a BMv2 pipeline graph (tables and conditionals linked by next pointers).
+
+The graph is built backwards, continuation style: each statement is lowered knowing the name of the node
+that follows it, so `if` becomes a conditional whose branches both continue there, `return` continues
+at the end of the current control instance, and `exit` ends the pipeline. Runs of plain statements
+(assignments, extern calls, ...) become one synthesized action applied by a keyless hidden table
+("tbl_act"), a direct action call becomes "tbl_<action>" with a const default entry, as p4c does.
+Nested control instances are inlined with their parameters bound to the caller's arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4kit.compiler import ast
+from p4kit.compiler import types as T  # noqa: N812
+from p4kit.compiler.backend import externs
+from p4kit.compiler.backend import values as V  # noqa: N812
+from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
+from p4kit.compiler.backend.expressions import ExprLowering
+from p4kit.compiler.backend.statements import StmtLowering, lower_body
+from p4kit.compiler.backend.storage import ActionLoc, FieldLoc, Loc, TableLoc, ValueLoc
+from p4kit.compiler.backend.tables import TableBuilder, action_data, lower_action
+from p4kit.compiler.cpmodel import CPActionRef, CPAnnotation, CPTable
+from p4kit.compiler.diagnostics import CompileError
+
+JSON = dict[str, Any]
+Next = str | None
+
+
+@dataclass(eq=False)
+class InstanceLoc(Loc):
+    """A control or parser instance declared inside a control/parser (inlined where applied)."""
+
+    name: str
+    decl: Any
+    ctor_args: list[ast.Expression]
+    scope: Scope
+    type: T.Type = field(default_factory=T.VoidType)
+    inner: Scope | None = None  # the instance's own scope, made on first apply (locals declared once)
+    inits: list[Any] = field(default_factory=list)
+
+
+def instance_decl(inst: ast.Instantiation | ast.ConstructorCallExpression) -> Any:
+    t = inst.type
+    if isinstance(t, (T.ControlType, T.ParserType)):
+        return t.decl
+    return None
+
+
+def declare_locals(ctx: Ctx, locals_: list[ast.Declaration], scope: Scope) -> list[ast.VariableDecl]:
+    """Bind a control's (or parser's) local declarations in `scope`; returns the variables whose
+    initializers must run when the control starts."""
+    inits: list[ast.VariableDecl] = []
+    for d in locals_:
+        if isinstance(d, ast.ActionDecl):
+            scope.bind(d, ActionLoc(scope.qualify(d), d, T.VoidType(), scope))
+        elif isinstance(d, ast.TableDecl):
+            scope.bind(d, TableLoc(scope.qualify(d), d, T.VoidType(), scope))
+        elif isinstance(d, ast.VariableDecl):
+            assert d.type is not None
+            scope.bind(d, ctx.layout.materialize(f"{scope.qualify(d)}", d.type))
+            if d.init is not None:
+                inits.append(d)
+        elif isinstance(d, ast.ConstDecl):
+            ex = ExprLowering(ctx, scope)
+            if isinstance(d.const_value, (int, bool)):
+                scope.bind(d, ValueLoc(ex.const_json(d.const_value, d.type, d), d.type or T.IntType()))
+        elif isinstance(d, ast.Instantiation):
+            if isinstance(d.type, T.ExternType):
+                scope.bind(d, externs.declare_instance(ctx, d, scope))
+            elif instance_decl(d) is not None:
+                scope.bind(
+                    d, InstanceLoc(scope.qualify(d), instance_decl(d), [a.value for a in d.args], scope)
+                )
+            else:
+                raise unsupported(f"instantiation of {d.type}", d)
+        elif isinstance(d, (ast.FunctionDecl, ast.ValueSetDecl)):
+            pass  # functions are inlined at their calls; value sets handled by the parser lowering
+        else:
+            raise unsupported(f"local declaration {type(d).__name__}", d)
+    return inits
+
+
+def bind_ctor_params(
+    ctx: Ctx, params: list[ast.Parameter], args: list[ast.Expression], scope: Scope, outer: Scope
+) -> None:
+    ex = ExprLowering(ctx, outer)
+    for p, a in zip(params, args, strict=False):
+        if isinstance(a.const_value, (int, bool)):
+            scope.bind(p, ValueLoc(ex.const_json(a.const_value, p.type or a.type, a), p.type or T.IntType()))
+        elif isinstance(a, ast.ConstructorCallExpression) and isinstance(a.type, T.ExternType):
+            fake = ast.Instantiation(p.name, a.type_ref, a.args, loc=a.loc)
+            fake.type = a.type
+            scope.bind(p, externs.declare_instance(ctx, fake, scope))
+        elif isinstance(a, ast.ConstructorCallExpression) and instance_decl(a) is not None:
+            scope.bind(
+                p, InstanceLoc(f"{scope.prefix}.{p.name}", instance_decl(a), [x.value for x in a.args], outer)
+            )
+        else:
+            scope.bind(p, ex.loc(a))
+
+
+@dataclass
+class ControlLowering:
+    """Builds one pipeline (ingress or egress)."""
+
+    ctx: Ctx
+    name: str
+    tables: list[JSON] = field(default_factory=list)
+    conditionals: list[JSON] = field(default_factory=list)
+    profiles: list[JSON] = field(default_factory=list)
+    builder: TableBuilder | None = None
+
+    def __post_init__(self) -> None:
+        self.builder = TableBuilder(self.ctx, self.profiles)
+
+    def pipeline(self, decl: ast.ControlDecl, scope: Scope) -> JSON:
+        init = self.instance(decl, scope, None)
+        j: JSON = {"name": self.name, "id": len(self.ctx.out.pipelines)}
+        si = source_info(decl)
+        if si:
+            j["source_info"] = si
+        j.update(
+            {
+                "init_table": init,
+                "tables": self.tables,
+                "action_profiles": self.profiles,
+                "conditionals": self.conditionals,
+            }
+        )
+        return j
+
+    def prepare(self, decl: ast.ControlDecl, scope: Scope) -> list[ast.VariableDecl]:
+        """Declare a control instance's locals (once per instance, however often it is applied)."""
+        inits = declare_locals(self.ctx, decl.locals, scope)
+        StmtLowering(self.ctx, scope).declare_all(decl.body)
+        return inits
+
+    def instance(
+        self, decl: ast.ControlDecl, scope: Scope, nxt: Next, inits: list[ast.VariableDecl] | None = None
+    ) -> Next:
+        if inits is None:
+            inits = self.prepare(decl, scope)
+        body: list[Any] = [
+            ast.AssignmentStatement(ast.PathExpression(d.name, loc=d.loc), d.init, loc=d.loc) for d in inits
+        ]  # type: ignore[arg-type]
+        for d, s in zip(inits, body, strict=True):
+            s.lhs.decl = d  # type: ignore[attr-defined]
+            s.lhs.type = d.type  # type: ignore[attr-defined]
+        return self.block(body + list(decl.body.stmts), scope, nxt, nxt)
+
+    # --- statements -----------------------------------------------------------------------------
+    def block(self, stmts: list[Any], scope: Scope, nxt: Next, ret: Next) -> Next:
+        items = _flatten(stmts)
+        i = len(items)
+        cur = nxt
+        while i > 0:
+            if self._simple(items[i - 1]):
+                j = i - 1
+                while j > 0 and self._simple(items[j - 1]):
+                    j -= 1
+                group = items[j:i]
+                cur = self.action_node(lambda sl, g=group: [sl.stmt(s) for s in g], scope, cur, group[0])
+                i = j
+            else:
+                cur = self.compound(items[i - 1], scope, cur, ret)
+                i -= 1
+        return cur
+
+    def _simple(self, s: Any) -> bool:
+        if isinstance(s, (ast.ForStatement, ast.ForInStatement)):
+            return not _applies_anything(s)  # a loop of plain statements runs inside one action
+        if isinstance(s, (ast.AssignmentStatement, ast.VariableDecl, ast.ConstDecl, ast.EmptyStatement)):
+            exprs = [s.lhs, s.rhs] if isinstance(s, ast.AssignmentStatement) else [getattr(s, "init", None)]
+            return not any(_hoistable(e, control=True) for e in exprs if e is not None)
+        if isinstance(s, ast.MethodCallStatement):
+            c = s.call.call
+            if c is None:
+                return False
+            if c.kind in ("table_apply", "control_apply", "parser_apply"):
+                return False
+            if c.kind == "action":
+                return False
+            return not any(_hoistable(a, control=True) for a in c.args if a is not None)
+        return False
+
+    def compound(self, s: Any, scope: Scope, nxt: Next, ret: Next) -> Next:
+        if isinstance(s, ast.BlockStatement):
+            return self.block(s.stmts, scope, nxt, ret)
+        if isinstance(s, ast.ReturnStatement):
+            return ret
+        if isinstance(s, ast.ExitStatement):
+            return self.action_node(lambda sl: sl.emit("exit", [], s), scope, None, s, base="exit")
+        if isinstance(s, ast.IfStatement):
+            return self.if_stmt(s, scope, nxt, ret)
+        if isinstance(s, ast.SwitchStatement):
+            return self.switch_stmt(s, scope, nxt, ret)
+        if isinstance(s, ast.MethodCallStatement):
+            c = s.call.call
+            assert c is not None
+            if c.kind == "table_apply":
+                return self.apply_table(s.call, scope, nxt)
+            if c.kind == "control_apply":
+                return self.apply_control(s.call, scope, nxt)
+            if c.kind == "action":
+                return self.direct_action(s.call, scope, nxt)
+            return self.with_hoisted(
+                [a for a in c.args if a is not None],
+                scope,
+                nxt,
+                lambda hook, n: self.action_node(lambda sl: sl.call(s.call), scope, n, s, hook=hook),
+            )
+        if isinstance(s, (ast.AssignmentStatement, ast.VariableDecl)):
+            # P4 evaluates the left-hand side (e.g. a run-time index) before the right-hand side
+            exprs = [s.lhs, s.rhs] if isinstance(s, ast.AssignmentStatement) else [s.init]
+            return self.with_hoisted(
+                [e for e in exprs if e is not None],
+                scope,
+                nxt,
+                lambda hook, n: self.action_node(lambda sl: sl.stmt(s), scope, n, s, hook=hook),
+            )
+        raise unsupported(f"{type(s).__name__} in a control body", s)
+
+    # --- if / switch ----------------------------------------------------------------------------
+    def if_stmt(self, s: ast.IfStatement, scope: Scope, nxt: Next, ret: Next) -> Next:
+        if isinstance(s.cond.const_value, bool):  # folded condition: only the branch taken exists
+            taken = s.then if s.cond.const_value else s.else_
+            return self.block([taken], scope, nxt, ret) if taken is not None else nxt
+        t_next = self.block([s.then], scope, nxt, ret)
+        f_next = self.block([s.else_], scope, nxt, ret) if s.else_ is not None else nxt
+        return self.branch(s.cond, scope, t_next, f_next)
+
+    def branch(self, e: ast.Expression, scope: Scope, t_next: Next, f_next: Next) -> Next:
+        """Nodes that continue at `t_next` when `e` holds, else at `f_next`.
+
+        A plain condition is one BMv2 conditional. When `e` applies a table or calls something, `&&`,
+        `||` and `!` become control flow, so the right operand is only evaluated (its table only
+        applied) when P4's short-circuit rules say so; `t.apply().hit` becomes the table's
+        __HIT__/__MISS__ next pointers."""
+        if not _hoistable(e, control=True):
+            return self.conditional(e, scope, t_next, f_next, None)
+        if isinstance(e, ast.UnaryOp) and e.op == "!":
+            return self.branch(e.expr, scope, f_next, t_next)
+        if isinstance(e, ast.BinaryOp) and e.op == "&&":
+            return self.branch(e.left, scope, self.branch(e.right, scope, t_next, f_next), f_next)
+        if isinstance(e, ast.BinaryOp) and e.op == "||":
+            return self.branch(e.left, scope, t_next, self.branch(e.right, scope, t_next, f_next))
+        hm = _hit_miss(e)
+        if hm is not None:
+            mce, member, negate = hm
+            hit_first = (member == "hit") != negate
+            hit_n, miss_n = (t_next, f_next) if hit_first else (f_next, t_next)
+            # after the table, whatever path: the pipeline goes on at one of the two branches
+            return self.apply_table(mce, scope, t_next, hit_miss=(hit_n, miss_n))
+        return self.with_hoisted(
+            [e], scope, None, lambda hook, _n: self.conditional(e, scope, t_next, f_next, hook)
+        )
+
+    def conditional(
+        self, e: ast.Expression, scope: Scope, t_next: Next, f_next: Next, hook: Callable[[Any], Loc] | None
+    ) -> Next:
+        cond = ExprLowering(self.ctx, scope, hook).cond(e)
+        if cond.get("type") == "bool":
+            return t_next if cond["value"] else f_next
+        name = self.ctx.out.node_names.fresh(f"node_{len(self.ctx.out.node_names.used) + 1}")
+        cj: JSON = {"name": name, "id": self.ctx.out.next_id("conditional")}
+        si = source_info(e)
+        if si:
+            cj["source_info"] = si
+        cj.update({"expression": cond, "true_next": t_next, "false_next": f_next})
+        self.conditionals.append(cj)
+        return name
+
+    def switch_stmt(self, s: ast.SwitchStatement, scope: Scope, nxt: Next, ret: Next) -> Next:
+        e = s.expr
+        if isinstance(e, ast.Member) and e.kind == "apply_result" and e.member == "action_run":
+            assert isinstance(e.expr, ast.MethodCallExpression)
+            bodies: dict[int, Next] = {}
+            default: Next = nxt
+            pending: list[ast.Expression] = []
+            targets: list[tuple[list[ast.Expression], ast.BlockStatement | None]] = []
+            for case in s.cases:
+                pending.append(case.label)
+                if case.body is not None:
+                    targets.append((pending, case.body))
+                    pending = []
+            if pending:
+                targets.append((pending, None))
+            for labels, body in targets:
+                dest = self.block([body], scope, nxt, ret) if body is not None else nxt
+                for lab in labels:
+                    if isinstance(lab, ast.DefaultExpression):
+                        default = dest
+                    else:
+                        bodies[id(getattr(lab, "decl", None))] = dest
+            return self.apply_table(e.expr, scope, nxt, by_action=(bodies, default))
+        # a switch on a value: a chain of conditionals, built back to front
+        ex = ExprLowering(self.ctx, scope)
+        groups: list[tuple[list[ast.Expression], ast.BlockStatement | None]] = []
+        pending = []
+        for case in s.cases:
+            pending.append(case.label)
+            if case.body is not None:
+                groups.append((pending, case.body))
+                pending = []
+        default_next = nxt
+        for labels, body in groups:
+            if any(isinstance(lab, ast.DefaultExpression) for lab in labels):
+                default_next = self.block([body], scope, nxt, ret)
+        sel: JSON = ex.value(e)
+        pre: tuple[Loc, ast.Expression] | None = None
+        if sel.get("type") == "expression":
+            tmp = self.ctx.temp(e.type or T.BitsType(32))
+            pre = (tmp, e)
+            sel = tmp.json()  # type: ignore[attr-defined]
+        cur = default_next
+        for labels, body in reversed(groups):
+            vals = [lab for lab in labels if not isinstance(lab, ast.DefaultExpression)]
+            if not vals:
+                continue
+            test: JSON | None = None
+            for lab in vals:
+                t = V.expr("==", sel, ex.value(lab))
+                test = t if test is None else V.expr("or", test, t)
+            dest = self.block([body], scope, nxt, ret)
+            name = self.ctx.out.node_names.fresh(f"node_{len(self.ctx.out.node_names.used) + 1}")
+            self.conditionals.append(
+                {
+                    "name": name,
+                    "id": self.ctx.out.next_id("conditional"),
+                    "expression": test,
+                    "true_next": dest,
+                    "false_next": cur,
+                }
+            )
+            cur = name
+        if pre is not None:
+            loc, pe = pre
+            cur = self.action_node(lambda sl: sl.assign(loc, pe, s), scope, cur, s)
+        return cur
+
+    # --- tables, controls, actions --------------------------------------------------------------
+    def apply_table(
+        self,
+        mce: ast.MethodCallExpression,
+        scope: Scope,
+        nxt: Next,
+        hit_miss: tuple[Next, Next] | None = None,
+        by_action: tuple[dict[int, Next], Next] | None = None,
+    ) -> Next:
+        c = mce.call
+        assert c is not None and c.obj is not None
+        tloc = ExprLowering(self.ctx, scope).loc(c.obj)
+        if not isinstance(tloc, TableLoc):
+            raise unsupported("apply() of this object", mce)
+        assert self.builder is not None
+        res = self.builder.build(tloc, mce)
+        j = res.json
+        j["base_default_next"] = nxt
+        if hit_miss is not None:
+            j["next_tables"] = {"__HIT__": hit_miss[0], "__MISS__": hit_miss[1]}
+        elif by_action is not None:
+            bodies, default = by_action
+            nt = {}
+            for decl_id, aname in res.action_names.items():
+                nt[aname] = bodies.get(decl_id, default)
+            j["next_tables"] = nt
+        else:
+            j["next_tables"] = {n: nxt for n in j["actions"]}
+        self.tables.append(j)
+        self.ctx.out.node_names.reserve(j["name"])
+        cur: Next = j["name"]
+        if res.pre:
+            pre = res.pre
+            cur = self.action_node(
+                lambda sl: [sl.assign(loc, e, mce) for loc, e in pre], tloc.scope, cur, mce
+            )
+        return cur
+
+    def apply_control(self, mce: ast.MethodCallExpression, scope: Scope, nxt: Next) -> Next:
+        c = mce.call
+        assert c is not None and c.obj is not None
+        inst = ExprLowering(self.ctx, scope).loc(c.obj)
+        if not isinstance(inst, InstanceLoc) or not isinstance(inst.decl, ast.ControlDecl):
+            raise unsupported("apply() of this control instance", mce)
+        decl: ast.ControlDecl = inst.decl
+        if inst.inner is None:
+            inst.inner = Scope(parent=inst.scope, prefix=inst.name)
+            bind_ctor_params(self.ctx, decl.ctor_params, inst.ctor_args, inst.inner, inst.scope)
+            inst.inits = self.prepare(decl, inst.inner)
+        inner = inst.inner
+        copies: list[tuple[Loc, ast.Expression]] = []
+        ex = ExprLowering(self.ctx, scope)
+        for i, p in enumerate(decl.params):
+            a = c.args[i] if i < len(c.args) else None
+            if a is None:
+                a = p.default
+            if a is None:
+                if p.direction == "out":
+                    inner.bind(p, self.ctx.layout.materialize(f"{p.name}_0", p.type or T.BitsType(1)))
+                    continue
+                raise unsupported(f"missing argument for {p.name}", mce)
+            if p.direction in ("out", "inout") or isinstance(
+                a, (ast.PathExpression, ast.Member, ast.ArrayIndex)
+            ):
+                inner.bind(p, ex.loc(a))
+            elif isinstance(a.const_value, (int, bool)):
+                inner.bind(
+                    p, ValueLoc(ex.const_json(a.const_value, p.type or a.type, a), p.type or T.IntType())
+                )
+            else:
+                tmp = self.ctx.layout.materialize(f"{p.name}_0", p.type or a.type or T.BitsType(32))
+                inner.bind(p, tmp)
+                copies.append((tmp, a))
+        cur = self.instance(decl, inner, nxt, inst.inits)
+        if copies:
+            cur = self.action_node(lambda sl: [sl.assign(loc, e, mce) for loc, e in copies], scope, cur, mce)
+        return cur
+
+    def direct_action(self, mce: ast.MethodCallExpression, scope: Scope, nxt: Next) -> Next:
+        c = mce.call
+        assert c is not None
+        decl: ast.ActionDecl = c.decl
+        aloc = scope.lookup(decl)
+        all_const = all(
+            a is None
+            or isinstance(a.const_value, (int, bool))
+            or (isinstance(a, ast.Member) and a.kind in ("enum_member", "error_member"))
+            for a in c.args
+        )
+        if not isinstance(aloc, ActionLoc) or not all_const or any(p.direction for p in decl.params):
+            return self.action_node(lambda sl: sl.call(mce), scope, nxt, mce)
+        aid = lower_action(self.ctx, aloc)
+        data = action_data(self.ctx, decl, list(c.args), mce)
+        short = decl.name
+        return self.hidden_table(f"tbl_{short}", aid, data, nxt, mce)
+
+    def action_node(
+        self,
+        fill: Callable[[StmtLowering], Any],
+        scope: Scope,
+        nxt: Next,
+        node: ast.Node | None,
+        hook: Callable[[Any], Loc] | None = None,
+        base: str = "act",
+    ) -> Next:
+        """A synthesized action holding the primitives `fill` produces, applied by a hidden table."""
+
+        def run(sl: StmtLowering) -> None:
+            if hook is not None:
+                default = sl.eval_call
+
+                def combined(e: Any) -> Loc:
+                    try:
+                        return hook(e)
+                    except CompileError:
+                        return default(e)  # a call the hoisting did not cover (e.g. inside a function)
+
+                sl.eval_call = combined  # type: ignore[method-assign]
+            fill(sl)
+
+        _, prims = lower_body(self.ctx, scope, run)
+        if not prims:
+            return nxt
+        name = self.ctx.out.action_names.fresh(base)
+        aid = self.ctx.out.add_action(name, [], prims)
+        self.ctx.action_names[aid] = name
+        self.ctx.add_cp_action(name, None, [], hidden=True)
+        return self.hidden_table(f"tbl_{name}", aid, [], nxt, node)
+
+    def hidden_table(self, base: str, aid: int, data: list[str], nxt: Next, node: ast.Node | None) -> str:
+        name = self.ctx.out.node_names.fresh(base)
+        aname = self.ctx.action_names[aid]
+        j: JSON = {"name": name, "id": self.ctx.out.next_id("table")}
+        si = source_info(node)
+        if si:
+            j["source_info"] = si
+        j.update(
+            {
+                "key": [],
+                "match_type": "exact",
+                "type": "simple",
+                "max_size": 1024,
+                "with_counters": False,
+                "support_timeout": False,
+                "direct_meters": None,
+                "action_ids": [aid],
+                "actions": [aname],
+                "base_default_next": nxt,
+                "next_tables": {aname: nxt},
+                "default_entry": {
+                    "action_id": aid,
+                    "action_const": True,
+                    "action_data": data,
+                    "action_entry_const": True,
+                },
+            }
+        )
+        self.tables.append(j)
+        self.ctx.cp.tables.append(
+            CPTable(
+                name,
+                action_refs=[CPActionRef(aname)],
+                const_default_action=aname,
+                annotations=[CPAnnotation("hidden")],
+            )
+        )
+        return name
+
+    # --- calls and table results inside expressions -------------------------------------------
+    def with_hoisted(
+        self,
+        exprs: list[ast.Expression],
+        scope: Scope,
+        nxt: Next,
+        build: Callable[[Callable[[Any], Loc], Next], Next],
+    ) -> Next:
+        """Evaluate table results (`t.apply().hit`) and calls used inside `exprs` into temporaries,
+        in nodes placed before whatever `build` makes (which reads them through the hook)."""
+        items: list[Any] = []
+        for e in exprs:
+            _collect(e, items, control=True)
+        temps: dict[int, Loc] = {}
+        for it in items:
+            t = T.BoolType() if isinstance(it, ast.Member) else (it.type or T.BitsType(32))
+            temps[id(it)] = self.ctx.temp(t)
+
+        def hook(e: Any) -> Loc:
+            loc = temps.get(id(e))
+            if loc is None:
+                raise unsupported("this call inside an expression", e)
+            return loc
+
+        cur = build(hook, nxt)
+        for it in reversed(items):
+            tmp = temps[id(it)]
+            if isinstance(it, ast.Member):
+                assert isinstance(tmp, FieldLoc)
+                if it.member not in ("hit", "miss"):
+                    raise unsupported(f"{it.member} used as a value", it)
+                set1 = self.action_node(
+                    lambda sl, t=tmp: sl.emit("assign", [t.json(), V.b2d(V.boolean(True))]), scope, cur, it
+                )
+                set0 = self.action_node(
+                    lambda sl, t=tmp: sl.emit("assign", [t.json(), V.b2d(V.boolean(False))]), scope, cur, it
+                )
+                hit_n, miss_n = (set1, set0) if it.member == "hit" else (set0, set1)
+                assert isinstance(it.expr, ast.MethodCallExpression)
+                cur = self.apply_table(it.expr, scope, cur, hit_miss=(hit_n, miss_n))
+            else:
+                call = it
+                cur = self.action_node(lambda sl, c=call, t=tmp: sl.call(c, t), scope, cur, it, hook=hook)
+        return cur
+
+
+def _flatten(stmts: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for s in stmts:
+        if isinstance(s, ast.BlockStatement) and not s.annotations:
+            out.extend(_flatten(s.stmts))
+        else:
+            out.append(s)
+    return out
+
+
+def _applies_anything(node: Any) -> bool:
+    """Whether a statement tree applies a table or a control (which an action cannot do)."""
+    if isinstance(node, ast.MethodCallExpression):
+        c = node.call
+        if c is not None and c.kind in ("table_apply", "control_apply", "parser_apply"):
+            return True
+    if isinstance(node, ast.Member) and node.kind == "apply_result":
+        return True
+    if isinstance(node, list):
+        return any(_applies_anything(x) for x in node)
+    if isinstance(node, ast.Node):
+        for k, v in vars(node).items():
+            if k in _NOT_CHILDREN:
+                continue  # references to declarations, not sub-trees
+            if isinstance(v, (ast.Node, list)) and _applies_anything(v):
+                return True
+    return False
+
+
+_NOT_CHILDREN = {"decl", "type", "loc", "annotations", "target_type", "type_ref", "type_args"}
+
+
+def _hit_miss(e: ast.Expression) -> tuple[ast.MethodCallExpression, str, bool] | None:
+    neg = False
+    while isinstance(e, ast.UnaryOp) and e.op == "!":
+        neg = not neg
+        e = e.expr
+    if (
+        isinstance(e, ast.Member)
+        and e.kind == "apply_result"
+        and e.member in ("hit", "miss")
+        and isinstance(e.expr, ast.MethodCallExpression)
+    ):
+        return e.expr, e.member, neg
+    return None
+
+
+def _hoistable(e: ast.Expression, control: bool) -> bool:
+    items: list[Any] = []
+    _collect(e, items, control)
+    return bool(items)
+
+
+def _collect(e: Any, items: list[Any], control: bool) -> None:
+    """Table results and calls with effects inside an expression, in evaluation order."""
+    if e is None or not isinstance(e, ast.Node):
+        return
+    if isinstance(e, ast.Expression) and e.const_value is not None:
+        return  # folded (e.g. `true || f()`): nothing inside is evaluated
+    if isinstance(e, ast.Member) and e.kind == "apply_result":
+        items.append(e)
+        return
+    if isinstance(e, ast.BinaryOp) and e.op in ("&&", "||") and isinstance(e.left.const_value, bool):
+        if e.left.const_value == (e.op == "||"):
+            return  # `true || x`, `false && x`: x is never evaluated
+    if isinstance(e, ast.MethodCallExpression):
+        c = e.call
+        if c is not None and c.kind in ("function", "extern_function", "extern_method", "table_apply"):
+            for a in c.args:
+                _collect(a, items, control)
+            items.append(e)
+            return
+        if c is not None and c.kind == "builtin":
+            return
+    for name in ("expr", "left", "right", "cond", "then", "else_", "index"):
+        sub = getattr(e, name, None)
+        if isinstance(sub, ast.Expression):
+            _collect(sub, items, control)
+    for sub in getattr(e, "elems", []) or []:
+        _collect(sub, items, control)
+    if isinstance(e, ast.StructExpression):
+        for f in e.fields:
+            _collect(f.value, items, control)

@@ -1,0 +1,618 @@
+"""Statements inside actions (and inside the synthesized actions of control bodies) -> BMv2 primitives.
+
+Why inline everything: BMv2 actions are flat lists of primitives with no calls, so nested action calls,
+P4 functions and control-local helper code are expanded in place, their parameters bound to the callers'
+storage (copy-in through temporaries where a value could change underneath).
+
+Conditional code inside an action is *predicated*, as p4c's midend does for BMv2: the condition is saved
+in a temporary and every assignment under it becomes `x = cond ? new : x`; a `return` under a condition
+guards the rest of its body with the negated condition. Only when a branch holds something that cannot
+be predicated (an extern call, a header operation, `exit`) does the back end fall back to BMv2's
+`_jump_if_zero`/`_jump` primitives for that `if`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4kit.compiler import ast
+from p4kit.compiler import types as T  # noqa: N812
+from p4kit.compiler.backend import values as V  # noqa: N812
+from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
+from p4kit.compiler.backend.expressions import ExprLowering, is_bool
+from p4kit.compiler.backend.storage import (
+    DynFieldLoc,
+    DynHeaderLoc,
+    FieldLoc,
+    HeaderLoc,
+    Loc,
+    StackLoc,
+    StructLoc,
+    UnionLoc,
+    ValueLoc,
+    bits,
+)
+from p4kit.compiler.diagnostics import UnsupportedError
+
+JSON = dict[str, Any]
+
+
+class NeedJumps(UnsupportedError):
+    """Raised inside a predicated branch that holds a statement which cannot be predicated. The
+    enclosing `if` catches it and uses jumps instead; it only reaches the user when even that is
+    impossible (an extern call after a conditional `return` in the same action)."""
+
+    def __init__(self, op: str, node: ast.Node | None) -> None:
+        super().__init__(f"conditional '{op}' in an action here", node.loc if node is not None else None)
+
+
+@dataclass
+class Frame:
+    """One inlined action or function: where its `return`s jump to, where its result goes, under which
+    condition it has already returned (`kill`) and whether it returned unconditionally (`dead`)."""
+
+    returns: list[int] = field(default_factory=list)
+    result: Loc | None = None
+    kill: JSON | None = None
+    dead: bool = False
+
+
+def local_variables(node: Any) -> list[ast.VariableDecl]:
+    """All variable declarations inside a statement tree (blocks, if branches, switch cases)."""
+    out: list[ast.VariableDecl] = []
+    if isinstance(node, ast.VariableDecl):
+        out.append(node)
+    elif isinstance(node, ast.BlockStatement):
+        for s in node.stmts:
+            out += local_variables(s)
+    elif isinstance(node, ast.IfStatement):
+        out += local_variables(node.then)
+        if node.else_ is not None:
+            out += local_variables(node.else_)
+    elif isinstance(node, ast.SwitchStatement):
+        for c in node.cases:
+            if c.body is not None:
+                out += local_variables(c.body)
+    return out
+
+
+def _target(p: JSON) -> int:
+    return int(p["parameters"][-1]["value"], 16)
+
+
+def drop_noop_jumps(prims: list[JSON]) -> list[JSON]:
+    """Remove jumps to the very next primitive (left by a trailing `return`/`exit`), renumbering the
+    other jumps, so straight-line actions stay as short as p4c makes them."""
+    while True:
+        dead = [
+            i
+            for i, p in enumerate(prims)
+            if p["op"] in ("_jump", "_jump_if_zero") and _target(p) == i + 1 and p["op"] == "_jump"
+        ]
+        if not dead:
+            return prims
+        i = dead[0]
+        out = prims[:i] + prims[i + 1 :]
+        for p in out:
+            if p["op"] in ("_jump", "_jump_if_zero") and _target(p) > i:
+                p["parameters"][-1] = V.hexstr(_target(p) - 1)
+        prims = out
+
+
+def _has_calls(e: Any) -> bool:
+    if isinstance(e, ast.MethodCallExpression):
+        return True
+    return any(
+        isinstance(getattr(e, n, None), ast.Expression) and _has_calls(getattr(e, n))
+        for n in ("expr", "left", "right", "cond", "then", "else_", "index")
+    )
+
+
+def _value_expr(loc: Loc, like: ast.Expression, scope: Scope) -> ast.Expression:
+    """A synthetic expression that reads `loc` (used to re-read a saved switch selector)."""
+    decl = ast.VariableDecl("switch_sel", ast.PrimTypeRef("int"), loc=like.loc)
+    decl.type = like.type
+    p = ast.PathExpression("switch_sel", loc=like.loc)
+    p.decl = decl
+    p.type = like.type
+    scope.bind(decl, loc)
+    return p
+
+
+def arg(v: JSON) -> JSON:
+    return V.wrap_expression(v)
+
+
+@dataclass
+class StmtLowering:
+    """Appends primitives for statements to `prims`, within `scope`."""
+
+    ctx: Ctx
+    scope: Scope
+    prims: list[JSON] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
+    in_parser: bool = False
+    pred: JSON | None = None  # condition of the enclosing predicated branches
+    jump_depth: int = 0  # > 0 inside an `if` lowered with jumps
+    overrides: dict[int, Loc] | None = None  # see ExprLowering.overrides
+    loops: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (breaks, continues)
+
+    def __post_init__(self) -> None:
+        self.frames.append(Frame())
+
+    @property
+    def ex(self) -> ExprLowering:
+        return ExprLowering(self.ctx, self.scope, self.eval_call, self.overrides)
+
+    def guard(self) -> JSON | None:
+        """The condition under which the current statement runs (None: always)."""
+        g = self.pred
+        for f in self.frames:
+            if f.kill is not None:
+                nk = V.expr("not", None, f.kill)
+                g = nk if g is None else V.expr("and", g, nk)
+        return g
+
+    def emit(self, op: str, params: list[JSON], node: ast.Node | None = None, guarded: bool = False) -> int:
+        if not guarded and self.guard() is not None:
+            raise NeedJumps(op, node)
+        prim: JSON = {"op": op, "parameters": params}
+        si = source_info(node)
+        if si is not None:
+            prim["source_info"] = si
+        self.prims.append(prim)
+        return len(self.prims) - 1
+
+    def finish(self) -> list[JSON]:
+        """Patch the outermost frame's `return` jumps to the end of the action."""
+        for i in self.frames[0].returns:
+            self.prims[i]["parameters"][0] = V.hexstr(len(self.prims))
+        self.frames[0].returns.clear()
+        self.prims = drop_noop_jumps(self.prims)
+        return self.prims
+
+    # --- statements ---------------------------------------------------------------------------------
+    def stmt(self, s: ast.Statement | ast.Declaration) -> None:
+        if any(f.dead for f in self.frames):
+            return  # after an unconditional return/exit: unreachable
+        if isinstance(s, ast.BlockStatement):
+            for x in s.stmts:
+                self.stmt(x)
+        elif isinstance(s, ast.AssignmentStatement):
+            if isinstance(s.lhs, ast.Slice):
+                self.assign_slice(s.lhs, s.rhs, s)
+            else:
+                self.assign(self.ex.loc(s.lhs), s.rhs, s)
+        elif isinstance(s, ast.MethodCallStatement):
+            self.call(s.call)
+        elif isinstance(s, ast.VariableDecl):
+            self.declare(s)
+        elif isinstance(s, ast.ConstDecl):
+            self.scope.bind(s, ValueLoc(self.ex.const_json(s.const_value, s.type, s), s.type or T.IntType()))
+        elif isinstance(s, ast.IfStatement):
+            self.if_stmt(s)
+        elif isinstance(s, ast.SwitchStatement):
+            self.switch_stmt(s)
+        elif isinstance(s, ast.ReturnStatement):
+            frame = self.frames[-1]
+            if s.expr is not None:
+                if frame.result is None:
+                    raise unsupported("return with a value here", s)
+                self.assign(frame.result, s.expr, s)
+            g = self.guard()
+            if self.jump_depth:
+                frame.returns.append(self.emit("_jump", [V.hexstr(0)], s, guarded=g is None))
+            elif g is None:
+                frame.dead = True
+            else:
+                frame.kill = g if frame.kill is None else V.expr("or", frame.kill, g)
+        elif isinstance(s, ast.ExitStatement):
+            self.emit("exit", [], s)
+            if self.jump_depth:
+                self.frames[0].returns.append(self.emit("_jump", [V.hexstr(0)], s))
+            else:
+                for f in self.frames:
+                    f.dead = True
+        elif isinstance(s, ast.EmptyStatement):
+            pass
+        elif isinstance(s, (ast.ForStatement, ast.ForInStatement)):
+            if not self.jump_depth:
+                raise NeedJumps("for", s)  # loops need jumps: the whole action is redone with them
+            self.loop(s)
+        elif isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
+            if not self.loops:
+                raise unsupported(f"{type(s).__name__} outside a loop", s)
+            which = self.loops[-1][0 if isinstance(s, ast.BreakStatement) else 1]
+            which.append(self.emit("_jump", [V.hexstr(0)], s))
+        else:
+            raise unsupported(f"{type(s).__name__} inside an action", s)
+
+    def declare(self, d: ast.VariableDecl) -> Loc:
+        assert d.type is not None
+        loc = self.scope.lookup(d)
+        if loc is None:
+            loc = self.ctx.layout.materialize(self._local_name(d.name), d.type)
+            self.scope.bind(d, loc)
+        if d.init is not None:
+            self.assign(loc, d.init, d)
+        return loc
+
+    def _local_name(self, name: str) -> str:
+        return f"{name}_0"  # p4c's habit; Layout.scalar makes it unique
+
+    def if_stmt(self, s: ast.IfStatement) -> None:
+        c = self.ex.cond(s.cond)
+        if c.get("type") == "bool":  # constant condition: keep only the branch taken
+            if c["value"]:
+                self.stmt(s.then)
+            elif s.else_ is not None:
+                self.stmt(s.else_)
+            return
+        if self.jump_depth:
+            self.if_jumps(s, c)
+            return
+        mark = len(self.prims)
+        outer = self.pred
+        saved = [(f.kill, f.dead, list(f.returns)) for f in self.frames]
+        try:
+            tmp = self.ctx.temp(T.BoolType())
+            self.emit("assign", [arg(tmp.json()), arg(V.b2d(c))], s, guarded=True)  # type: ignore[attr-defined]
+            cg = V.d2b(tmp.json())  # type: ignore[attr-defined]
+            self.pred = cg if outer is None else V.expr("and", outer, cg)
+            self.stmt(s.then)
+            if s.else_ is not None:
+                ncg = V.expr("not", None, cg)
+                self.pred = ncg if outer is None else V.expr("and", outer, ncg)
+                self.stmt(s.else_)
+        except NeedJumps:
+            self.pred = outer
+            del self.prims[mark:]
+            for f, (kill, dead, rets) in zip(self.frames, saved, strict=True):
+                f.kill, f.dead, f.returns = kill, dead, rets
+            if self.guard() is not None:
+                raise
+            self.if_jumps(s, c)
+            return
+        finally:
+            self.pred = outer
+
+    def loop(self, s: ast.ForStatement | ast.ForInStatement) -> None:
+        """A loop with jumps: [init] top: exit test; body; continue: updates; jump top; end."""
+        breaks: list[int] = []
+        continues: list[int] = []
+        self.loops.append((breaks, continues))
+        try:
+            if isinstance(s, ast.ForInStatement):
+                self._for_in(s, breaks, continues)
+            else:
+                for x in s.init:
+                    self.stmt(x)
+                top = len(self.prims)
+                exit_jump = None
+                if s.cond is not None:
+                    c = self.ex.cond(s.cond)
+                    exit_jump = self.emit("_jump_if_zero", [arg(V.b2d(c)), V.hexstr(0)], s)
+                self.stmt(s.body)
+                self._patch(continues, len(self.prims))
+                for u in s.updates:
+                    self.stmt(u)
+                self.emit("_jump", [V.hexstr(top)], s)
+                if exit_jump is not None:
+                    self.prims[exit_jump]["parameters"][1] = V.hexstr(len(self.prims))
+        finally:
+            self.loops.pop()
+        self._patch(breaks, len(self.prims))
+
+    def _for_in(self, s: ast.ForInStatement, breaks: list[int], continues: list[int]) -> None:
+        coll = s.collection
+        if isinstance(coll, ast.BinaryOp) and coll.op == "..":
+            var = self.declare(s.var)
+            assert isinstance(var, (FieldLoc, DynFieldLoc))
+            hi = self.ex.value(coll.right)
+            self.assign(var, coll.left, s)
+            skip = self.emit("_jump_if_zero", [arg(V.b2d(V.expr("<=", var.json(), hi))), V.hexstr(0)], s)
+            top = len(self.prims)
+            self.stmt(s.body)
+            self._patch(continues, len(self.prims))
+            done = self.emit("_jump_if_zero", [arg(V.b2d(V.expr("!=", var.json(), hi))), V.hexstr(0)], s)
+            width = bits(var.type)
+            self.emit(
+                "assign", [arg(var.json()), arg(V.truncate(V.expr("+", var.json(), V.hexstr(1)), width))], s
+            )
+            self.emit("_jump", [V.hexstr(top)], s)
+            end = V.hexstr(len(self.prims))
+            self.prims[skip]["parameters"][1] = end
+            self.prims[done]["parameters"][1] = end
+            return
+        loc = self.ex.loc(coll)
+        elems = (
+            loc.elems
+            if isinstance(loc, StackLoc)
+            else list(loc.fields.values())
+            if isinstance(loc, StructLoc)
+            else None
+        )
+        if elems is None:
+            raise unsupported("a for-in loop over this value", s)
+        for elem in elems:  # a stack's size is static: unroll, binding the variable to each element
+            self.scope.bind(s.var, elem)
+            self.stmt(s.body)
+            self._patch(continues, len(self.prims))
+            continues.clear()
+
+    def _patch(self, jumps: list[int], target: int) -> None:
+        for i in jumps:
+            self.prims[i]["parameters"][-1] = V.hexstr(target)
+        jumps.clear()
+
+    def if_jumps(self, s: ast.IfStatement, c: JSON) -> None:
+        self.jump_depth += 1
+        try:
+            j = self.emit("_jump_if_zero", [arg(V.b2d(c)), V.hexstr(0)], s)
+            self.stmt(s.then)
+            if s.else_ is not None:
+                k = self.emit("_jump", [V.hexstr(0)], s)
+                self.prims[j]["parameters"][1] = V.hexstr(len(self.prims))
+                self.stmt(s.else_)
+                self.prims[k]["parameters"][0] = V.hexstr(len(self.prims))
+            else:
+                self.prims[j]["parameters"][1] = V.hexstr(len(self.prims))
+        finally:
+            self.jump_depth -= 1
+
+    def switch_stmt(self, s: ast.SwitchStatement) -> None:
+        """`switch (e)` on a value: the equivalent if/else chain (fall-through labels share a body)."""
+        if isinstance(T.unwrap(s.expr.type), T.ActionEnumType):
+            raise unsupported("switch on action_run inside an action", s)
+        sel: ast.Expression = s.expr
+        if not isinstance(sel, (ast.PathExpression, ast.Member)) or _has_calls(sel):
+            tmp = self.ctx.temp(s.expr.type or T.BitsType(32))
+            self.assign(tmp, s.expr, s)
+            sel = _value_expr(tmp, s.expr, self.scope)
+        chain: list[tuple[ast.Expression | None, ast.BlockStatement]] = []
+        pending: list[ast.Expression] = []
+        for case in s.cases:
+            pending.append(case.label)
+            if case.body is None:
+                continue
+            if any(isinstance(lab, ast.DefaultExpression) for lab in pending):
+                chain.append((None, case.body))
+            else:
+                test: ast.Expression | None = None
+                for lab in pending:
+                    eq = ast.BinaryOp("==", sel, lab, loc=lab.loc)
+                    eq.type = T.BoolType()
+                    if test is None:
+                        test = eq
+                    else:
+                        test = ast.BinaryOp("||", test, eq, loc=lab.loc)
+                        test.type = T.BoolType()
+                chain.append((test, case.body))
+            pending = []
+        stmt: ast.Statement | None = None
+        for test, body in reversed(chain):
+            stmt = body if test is None else ast.IfStatement(test, body, stmt, loc=body.loc)
+        if stmt is not None:
+            self.stmt(stmt)
+
+    # --- assignment ---------------------------------------------------------------------------------
+    def assign(self, dst: Loc, src: ast.Expression, node: ast.Node) -> None:
+        if isinstance(dst, (FieldLoc, DynFieldLoc)):
+            if isinstance(T.unwrap(dst.type), T.VarbitType):
+                self.emit("assign_VL", [arg(dst.json()), arg(self.ex.loc(src).json())], node)  # type: ignore[attr-defined]
+                return
+            self.assign_value(dst, self.ex.value(src), node)
+            return
+        if isinstance(dst, ValueLoc):
+            raise unsupported("assignment to a read-only value", node)
+        if isinstance(src, ast.InvalidHeaderExpression):
+            self.invalidate(dst, node)
+            return
+        if isinstance(src, (ast.StructExpression, ast.ListExpression)):
+            self.assign_fields(dst, src, node)
+            return
+        self.copy(dst, self.ex.loc(src), node)
+
+    def assign_value(self, dst: FieldLoc | DynFieldLoc, v: JSON, node: ast.Node | None) -> None:
+        """`dst = v`, predicated (`dst = guard ? v : dst`) inside a conditional branch."""
+        g = self.guard()
+        if g is not None:
+            v = V.expr("?", v, dst.json(), g)
+        self.emit("assign", [arg(dst.json()), arg(v)], node, guarded=True)
+
+    def assign_slice(self, lhs: ast.Slice, rhs: ast.Expression, node: ast.Node) -> None:
+        """`x[hi:lo] = v`: x = (x & ~m) | ((v << lo) & m), with m the slice's bits."""
+        while isinstance(lhs.expr, ast.Slice):  # x[a:b][c:d] is x[b+c:b+d]
+            inner = lhs.expr
+            flat = ast.Slice(inner.expr, lhs.hi, lhs.lo, loc=lhs.loc)
+            flat.hi_value, flat.lo_value = inner.lo_value + lhs.hi_value, inner.lo_value + lhs.lo_value
+            flat.type = lhs.type
+            lhs = flat
+        dst = self.ex.loc(lhs.expr)
+        if not isinstance(dst, (FieldLoc, DynFieldLoc)):
+            raise unsupported("assignment to a slice of this value", node)
+        self.assign_value(dst, self.slice_value(lhs, rhs), node)
+
+    def slice_value(self, lhs: ast.Slice, rhs: ast.Expression) -> JSON:
+        width = bits(lhs.expr.type) if lhs.expr.type is not None else lhs.hi_value + 1
+        m = ((1 << (lhs.hi_value - lhs.lo_value + 1)) - 1) << lhs.lo_value
+        keep = V.expr("&", self.ex.value(lhs.expr), V.hexstr(V.mask(width) & ~m, width))
+        v = self.ex.value(rhs)
+        if lhs.lo_value:
+            v = V.expr("<<", v, V.hexstr(lhs.lo_value))
+        return V.expr("|", keep, V.expr("&", v, V.hexstr(m, width)))
+
+    def declare_all(self, body: Any) -> None:
+        """Bind every local variable of a block up front (the control lowering builds nodes back to
+        front, so uses may be lowered before the declaration itself)."""
+        for d in local_variables(body):
+            if self.scope.lookup(d) is None:
+                assert d.type is not None
+                self.scope.bind(d, self.ctx.layout.materialize(self._local_name(d.name), d.type))
+
+    def assign_fields(self, dst: Loc, src: ast.StructExpression | ast.ListExpression, node: ast.Node) -> None:
+        """`x = {a, b}` / `x = T {f = a}`: field by field (a header also becomes valid, as in P4)."""
+        names = self._field_names(dst, node)
+        if isinstance(src, ast.StructExpression):
+            pairs = [(f.name, f.value) for f in src.fields]
+        else:
+            pairs = list(zip(names, src.elems, strict=False))
+        if isinstance(dst, (HeaderLoc, DynHeaderLoc)):
+            self.emit("add_header", [arg(dst.json())], node)
+        for name, value in pairs:
+            self.assign(self.ex._member(dst, name, node), value, node)
+
+    def _field_names(self, dst: Loc, node: ast.Node) -> list[str]:
+        t = T.unwrap(dst.type)
+        if isinstance(t, T.StructLikeType):
+            return [f.name for f in t.fields]
+        if isinstance(t, T.TupleType):
+            return [str(i) for i in range(len(t.elems))]
+        raise unsupported("a list assigned to this value", node)
+
+    def copy(self, dst: Loc, src: Loc, node: ast.Node) -> None:
+        """Structured assignment between two storage trees."""
+        if isinstance(dst, (HeaderLoc, DynHeaderLoc)) and isinstance(src, (HeaderLoc, DynHeaderLoc)):
+            self.emit("assign_header", [arg(dst.json()), arg(src.json())], node)
+        elif isinstance(dst, UnionLoc) and isinstance(src, UnionLoc):
+            self.emit("assign_union", [dst.json(), src.json()], node)
+        elif isinstance(dst, StackLoc) and isinstance(src, StackLoc):
+            self.emit("assign_header_stack", [dst.json(), src.json()], node)
+        elif isinstance(dst, StructLoc) and isinstance(src, StructLoc):
+            for name, d in dst.fields.items():
+                self.copy(d, src.fields[name], node)
+        elif isinstance(dst, (FieldLoc, DynFieldLoc)) and isinstance(src, (FieldLoc, DynFieldLoc, ValueLoc)):
+            self.assign_value(dst, src.json(), node)
+        else:
+            raise unsupported("assignment between these values", node)
+
+    def invalidate(self, dst: Loc, node: ast.Node) -> None:
+        if isinstance(dst, (HeaderLoc, DynHeaderLoc)):
+            self.emit("remove_header", [arg(dst.json())], node)
+        elif isinstance(dst, UnionLoc):
+            for h in dst.members.values():
+                self.emit("remove_header", [h.json()], node)
+        else:
+            raise unsupported("{#} assigned to this value", node)
+
+    # --- calls --------------------------------------------------------------------------------------
+    def call(self, mce: ast.MethodCallExpression, result: Loc | None = None) -> None:
+        from p4kit.compiler.backend import externs
+
+        c = mce.call
+        if c is None:
+            raise unsupported("an unresolved call", mce)
+        if c.kind == "action":
+            self.inline(c.decl, c, mce, None)
+        elif c.kind == "function":
+            if result is None and mce.type is not None and not isinstance(T.unwrap(mce.type), T.VoidType):
+                result = self.ctx.temp(mce.type)  # a value-returning function called for its effects
+            self.inline(c.decl, c, mce, result)
+        elif c.kind == "builtin":
+            self.builtin(c, mce)
+        elif c.kind in ("extern_function", "extern_method"):
+            externs.lower_call(self, mce, result)
+        else:
+            raise unsupported(f"{c.kind.replace('_', ' ')} inside an action", mce)
+
+    def eval_call(self, e: Any) -> Loc:
+        """A call (or a table's apply result) used as a value: evaluated into a temporary first."""
+        if isinstance(e, ast.MethodCallExpression) and e.call is not None:
+            t = e.type or T.VoidType()
+            if e.call.kind == "builtin" and e.call.name == "isValid":
+                return ValueLoc(V.b2d(self.ex.cond(e)), T.BitsType(1))
+            if e.call.kind in ("function", "extern_function", "extern_method"):
+                res = self.ctx.temp(t)
+                self.call(e, res)
+                return res
+        raise unsupported("this call inside an expression", e)
+
+    def builtin(self, c: ast.CallInfo, mce: ast.MethodCallExpression) -> None:
+        assert c.obj is not None
+        obj = self.ex.loc(c.obj)
+        if c.name == "setValid":
+            self.emit("add_header", [arg(obj.json())], mce)  # type: ignore[attr-defined]
+        elif c.name == "setInvalid":
+            self.emit("remove_header", [arg(obj.json())], mce)  # type: ignore[attr-defined]
+        elif c.name in ("push_front", "pop_front"):
+            a = c.args[0] if c.args else None
+            n = a.const_value if a is not None else 1
+            self.emit("push" if c.name == "push_front" else "pop", [obj.json(), V.hexstr(int(n))], mce)  # type: ignore[attr-defined]
+        elif c.name == "isValid":
+            pass
+        else:
+            raise unsupported(f"{c.name}() as a statement", mce)
+
+    def bind_params(self, params: list[ast.Parameter], c: ast.CallInfo, node: ast.Node, scope: Scope) -> None:
+        """Bind a callee's parameters: out/inout to the argument's storage, in/directionless to a value
+        (constants directly, anything else copied into a temporary first: copy-in semantics)."""
+        for i, p in enumerate(params):
+            a = c.args[i] if i < len(c.args) else None
+            if a is None:
+                a = p.default
+            if a is None:
+                if p.direction == "out":
+                    scope.bind(p, self.ctx.layout.materialize(f"{p.name}_0", p.type or T.BitsType(1)))
+                    continue
+                raise unsupported(f"missing argument for {p.name}", node)
+            if p.direction in ("out", "inout"):
+                scope.bind(p, self.ex.loc(a))
+                continue
+            pt = p.type or a.type or T.IntType()
+            if a.const_value is not None or (
+                isinstance(a, ast.Member) and a.kind in ("enum_member", "error_member")
+            ):
+                if isinstance(
+                    T.unwrap(pt), (T.BitsType, T.BoolType, T.SerEnumType, T.IntType, T.ErrorType, T.EnumType)
+                ):
+                    v = self.ex.cond(a) if is_bool(pt) else self.ex.value(a)
+                    scope.bind(p, ValueLoc(v, pt))
+                    continue
+            if isinstance(a, ast.PathExpression):
+                loc = self.scope.lookup(a.decl)
+                if isinstance(loc, ValueLoc) and loc.value.get("type") in ("runtime_data", "hexstr", "bool"):
+                    scope.bind(p, loc)
+                    continue
+            if isinstance(T.unwrap(pt), (T.ExternType, T.StringType)) or isinstance(a, ast.StringLiteral):
+                scope.bind(
+                    p,
+                    self.ex.loc(a)
+                    if not isinstance(a, ast.StringLiteral)
+                    else ValueLoc({"type": "string", "value": a.value}, pt),
+                )
+                continue
+            tmp = self.ctx.layout.materialize(f"{p.name}_0", pt)
+            self.assign(tmp, a, node)
+            scope.bind(p, tmp)
+
+    def inline(self, decl: Any, c: ast.CallInfo, node: ast.Node, result: Loc | None) -> None:
+        if not isinstance(decl, (ast.ActionDecl, ast.FunctionDecl)):
+            raise unsupported("a call to this kind of declaration", node)
+        callee_scope = self.scope.child()
+        self.bind_params(decl.params, c, node, callee_scope)
+        saved = self.scope
+        self.scope = callee_scope
+        frame = Frame(result=result)
+        self.frames.append(frame)
+        try:
+            self.stmt(decl.body)
+        finally:
+            self.frames.pop()
+            self.scope = saved
+        for i in frame.returns:
+            self.prims[i]["parameters"][0] = V.hexstr(len(self.prims))
+
+
+def lower_body(ctx: Ctx, scope: Scope, fill: Any) -> tuple[StmtLowering, list[JSON]]:
+    """Run `fill(sl)` to produce an action's primitives, predicating conditionals; when the action
+    needs jumps somewhere predication cannot reach (an extern call after a conditional `return`),
+    lower the whole body again with jumps throughout."""
+    sl = StmtLowering(ctx, scope)
+    try:
+        fill(sl)
+        return sl, sl.finish()
+    except NeedJumps:
+        sl = StmtLowering(ctx, scope, jump_depth=1)
+        fill(sl)
+        return sl, sl.finish()

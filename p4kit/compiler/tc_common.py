@@ -1,0 +1,56 @@
+"""Shared pieces of the type checker: base types, operator classes, the error helper and the state
+that all checker mixins (tc_types, tc_decls, tc_stmts, tc_exprs, tc_calls) work on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4kit.compiler import ast
+from p4kit.compiler import types as T  # noqa: N812
+from p4kit.compiler.diagnostics import CompileError
+from p4kit.compiler.scopes import Scope
+
+_BOOL = T.BoolType()
+_INT = T.IntType()
+_VOID = T.VoidType()
+_STRING = T.StringType()
+_DONTCARE = T.DontCareType()
+_STATE = T.StateType()
+_BIT32 = T.BitsType(32)
+
+_ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^"}
+_COMPARE = {"<", ">", "<=", ">="}
+_EQUALITY = {"==", "!="}
+_HEADER_METHODS = {"isValid", "setValid", "setInvalid"}
+_SIZE_METHODS = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
+
+
+def _err(msg: str, node: Any) -> CompileError:
+    return CompileError(msg, getattr(node, "loc", None))
+
+
+class CheckerState:
+    """The state of one check: program-wide types, the global scope and where we are."""
+
+    def __init__(self, program: ast.Program) -> None:
+        self.program = program
+        self.error_type = T.ErrorType()
+        self.match_kind_type = T.MatchKindType()
+        self.globals = Scope(None, "global")
+        self.in_action = 0  # > 0 inside an action or function body (no table/control apply there)
+        self.return_type: T.Type | None = None  # what `return` must give, None where it is not allowed
+        self.in_parser = False
+        self.loop_depth = 0
+
+    # The mixins call each other's methods through `self`; these stubs document the main entry points.
+    def expr(self, e: ast.Expression, scope: Scope, expected: T.Type | None = None) -> T.Type:
+        raise NotImplementedError
+
+    def resolve(self, ref: ast.TypeRef, scope: Scope) -> T.Type:
+        raise NotImplementedError
+
+    def coerce(self, e: ast.Expression, target: T.Type, what: str) -> None:
+        raise NotImplementedError
+
+    def statement_or_decl(self, st: Any, scope: Scope) -> None:
+        raise NotImplementedError

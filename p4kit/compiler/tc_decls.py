@@ -1,0 +1,525 @@
+"""Type checker, part 2: declarations - types, constants, externs, functions, actions, parsers,
+controls, instances and tables."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from p4kit.compiler import ast
+from p4kit.compiler import types as T  # noqa: N812
+from p4kit.compiler.consteval import (
+    wrap,
+)
+from p4kit.compiler.diagnostics import CompileError, UnsupportedError
+from p4kit.compiler.scopes import Scope
+from p4kit.compiler.tc_common import (
+    _STATE,
+    _VOID,
+    CheckerState,
+    _err,
+)
+
+
+class DeclsMixin(CheckerState):
+    """Checks declarations in order and declares them in their scope."""
+
+    # ---------------------------------------------------------------------------------------------
+    # Type declarations
+
+    def struct_decl(self, d: ast.StructLikeDecl, scope: Scope) -> None:
+        cls = {"struct": T.StructType, "header": T.HeaderType, "header_union": T.HeaderUnionType}[d.kind]
+        t = cls(d.name, [], d, tuple(T.TypeVar(n, d) for n in d.type_params))
+        if not d.type_params:
+            t.type_args = ()
+        fs = self.generic_scope(scope, d.type_params, d)
+        seen: set[str] = set()
+        for f in d.fields:
+            if f.name in seen:
+                raise _err(f"duplicate field '{f.name}' in {d.kind} {d.name}", f)
+            seen.add(f.name)
+            ft = self.resolve(f.type_ref, fs)
+            self.check_field_type(d.kind, ft, f)
+            t.fields.append(T.StructField(f.name, ft, f.annotations))
+        if d.kind == "header":
+            varbits = [f for f in t.fields if isinstance(f.type, T.VarbitType)]
+            if len(varbits) > 1:
+                raise _err(f"header {d.name} has more than one varbit field", d)
+        d.type = t
+        scope.declare(d.name, d, d.loc)
+
+    def check_field_type(self, kind: str, ft: T.Type, node: Any) -> None:
+        u = T.unwrap(ft)
+        if kind == "header":
+            if not isinstance(u, (T.BitsType, T.VarbitType, T.BoolType, T.SerEnumType, T.TypeVar)):
+                if isinstance(u, T.StructType) and all(
+                    isinstance(T.unwrap(f.type), (T.BitsType, T.BoolType, T.SerEnumType)) for f in u.fields
+                ):
+                    return
+                raise _err(f"a header field cannot have type {ft}", node)
+        elif kind == "header_union":
+            if not isinstance(u, (T.HeaderType, T.TypeVar)):
+                raise _err(f"a header_union field must be a header, not {ft}", node)
+        elif isinstance(u, (T.ExternType, T.CallableType, T.VoidType)):
+            raise _err(f"a struct field cannot have type {ft}", node)
+
+    def enum_decl(self, d: ast.EnumDecl, scope: Scope) -> None:
+        names: set[str] = set()
+        for m in d.members:
+            if m.name in names:
+                raise _err(f"duplicate enum member '{m.name}' in {d.name}", m)
+            names.add(m.name)
+        if d.underlying is None:
+            d.type = T.EnumType(d.name, [m.name for m in d.members], d)
+        else:
+            u = T.unwrap(self.resolve(d.underlying, scope))
+            if not isinstance(u, T.BitsType):
+                raise _err(f"the underlying type of enum {d.name} must be bit<W> or int<W>, not {u}", d)
+            members: dict[str, int] = {}
+            nxt = 0
+            for m in d.members:
+                if m.value is None:
+                    v = nxt
+                else:
+                    self.expr(m.value, scope, u)
+                    self.coerce(m.value, u, "enum value")
+                    if not isinstance(m.value.const_value, int) or isinstance(m.value.const_value, bool):
+                        raise _err(f"the value of {d.name}.{m.name} must be a compile-time constant", m)
+                    v = m.value.const_value
+                members[m.name] = wrap(v, u)
+                nxt = v + 1
+            d.type = T.SerEnumType(d.name, u, members, d)
+        scope.declare(d.name, d, d.loc)
+
+    def const_decl(self, d: ast.ConstDecl, scope: Scope) -> None:
+        t = self.resolve(d.type_ref, scope)
+        d.type = t
+        self.expr(d.value, scope, t)
+        self.coerce(d.value, t, f"constant {d.name}")
+        if d.value.const_value is None and not self.is_constant_expr(d.value):
+            raise _err(f"the value of constant '{d.name}' must be a compile-time constant", d.value)
+        d.const_value = d.value.const_value
+        scope.declare(d.name, d, d.loc)
+
+    def is_constant_expr(self, e: ast.Expression) -> bool:
+        if e.const_value is not None:
+            return True
+        if isinstance(e, ast.ListExpression):
+            return all(self.is_constant_expr(x) for x in e.elems)
+        if isinstance(e, ast.StructExpression):
+            return all(self.is_constant_expr(f.value) for f in e.fields)
+        if isinstance(e, (ast.StringLiteral, ast.InvalidHeaderExpression)):
+            return True
+        if isinstance(e, ast.Member) and e.kind in ("enum_member", "error_member"):
+            return True
+        if isinstance(e, ast.Member) and e.kind == "field":
+            return self.is_constant_expr(e.expr)  # a field of a constant struct
+        if isinstance(e, ast.ArrayIndex) and isinstance(T.unwrap(e.expr.type or T.VoidType()), T.TupleType):
+            return self.is_constant_expr(e.expr)
+        if isinstance(e, ast.PathExpression) and isinstance(e.decl, ast.ConstDecl):
+            return True
+        if isinstance(e, ast.PathExpression) and isinstance(e.decl, ast.Parameter) and not e.decl.direction:
+            # a constructor parameter of the enclosing parser/control: known when it is instantiated
+            return True
+        if isinstance(e, (ast.BinaryOp, ast.UnaryOp, ast.Mux, ast.Cast)):
+            parts = {
+                ast.BinaryOp: lambda x: (x.left, x.right),
+                ast.UnaryOp: lambda x: (x.expr,),
+                ast.Mux: lambda x: (x.cond, x.then, x.else_),
+                ast.Cast: lambda x: (x.expr,),
+            }[type(e)](e)
+            return all(self.is_constant_expr(x) for x in parts)
+        return False
+
+    def extern_decl(self, d: ast.ExternDecl, scope: Scope) -> None:
+        scope.declare(d.name, d, d.loc)
+        es = self.generic_scope(scope, d.type_params, d)
+        seen: dict[tuple[str, int], ast.MethodDecl] = {}
+        for m in d.methods:
+            if m.is_constructor and m.name != d.name:
+                raise _err(f"constructor name {m.name} differs from extern {d.name}", m)
+            ms = self.generic_scope(es, m.type_params, m)
+            ret = _VOID if m.return_type is None else self.resolve(m.return_type, ms)
+            m.type = T.FunctionType(m.name, self.params(m.params, ms), list(m.type_params), m, ret)
+            key = (m.name + ("#ctor" if m.is_constructor else ""), len(m.params))
+            if key in seen and not m.is_abstract:
+                pass  # same arity overloads are distinguished by parameter names, as p4c does
+            seen[key] = m
+
+    # ---------------------------------------------------------------------------------------------
+    # Functions, actions
+
+    def function_decl(self, d: ast.FunctionDecl, scope: Scope) -> None:
+        fs = self.generic_scope(scope, d.type_params, d)
+        ret = self.resolve(d.return_type, fs)
+        d.type = T.FunctionType(d.name, self.params(d.params, fs), list(d.type_params), d, ret)
+        scope.declare(d.name, d, d.loc)
+        body_scope = Scope(fs, "function", d)
+        for p in d.params:
+            body_scope.declare(p.name, p, p.loc)
+        saved = self.return_type
+        self.return_type = ret
+        self.in_action += 1
+        try:
+            self.block(d.body, body_scope)
+        finally:
+            self.return_type = saved
+            self.in_action -= 1
+        if not isinstance(ret, T.VoidType) and not self.always_returns(d.body):
+            raise _err(f"function '{d.name}' does not return a value on every path", d)
+
+    def always_returns(self, s: Any) -> bool:
+        if isinstance(s, (ast.ReturnStatement, ast.ExitStatement)):
+            return True
+        if isinstance(s, ast.BlockStatement):
+            return any(self.always_returns(x) for x in s.stmts)
+        if isinstance(s, ast.IfStatement):
+            return s.else_ is not None and self.always_returns(s.then) and self.always_returns(s.else_)
+        if isinstance(s, ast.SwitchStatement):
+            has_default = any(isinstance(c.label, ast.DefaultExpression) for c in s.cases)
+            return has_default and all(c.body is None or self.always_returns(c.body) for c in s.cases)
+        return False
+
+    def action_decl(self, d: ast.ActionDecl, scope: Scope) -> None:
+        params = self.params(d.params, scope)
+        seen_dirless = False
+        for p in d.params:
+            if not p.direction:
+                seen_dirless = True
+            elif seen_dirless:
+                raise _err(
+                    f"action parameter '{p.name}' with a direction follows a directionless parameter", p
+                )
+        d.type = T.ActionType(d.name, params, [], d, _VOID)
+        scope.declare(d.name, d, d.loc)
+        s = Scope(scope, "action", d)
+        for p in d.params:
+            s.declare(p.name, p, p.loc)
+        saved = self.return_type
+        self.return_type = _VOID
+        self.in_action += 1
+        try:
+            self.block(d.body, s)
+        finally:
+            self.in_action -= 1
+            self.return_type = saved
+
+    # ---------------------------------------------------------------------------------------------
+    # Parsers and controls
+
+    def parser_decl(self, d: ast.ParserDecl, scope: Scope) -> None:
+        gs = self.generic_scope(scope, d.type_params, d)
+        params = self.params(d.params, gs)
+        ctor = self.params(d.ctor_params, gs)
+        d.type = T.ParserType(d.name, params, list(d.type_params), d, ctor)
+        scope.declare(d.name, d, d.loc)
+        ps = Scope(gs, "parser", d)
+        for p in [*d.params, *d.ctor_params]:
+            ps.declare(p.name, p, p.loc)
+        accept = ast.ParserState("accept", loc=d.loc)
+        reject = ast.ParserState("reject", loc=d.loc)
+        ps.declare("accept", accept)
+        ps.declare("reject", reject)
+        for st in d.states:
+            if st.name in ("accept", "reject"):
+                raise _err(f"state '{st.name}' is predefined and cannot be declared", st)
+            ps.declare(st.name, st, st.loc)
+        if not any(st.name == "start" for st in d.states):
+            raise _err(f"parser {d.name} has no 'start' state", d)
+        saved = self.in_parser
+        self.in_parser = True
+        try:
+            for loc in d.locals:
+                self.local_decl(loc, ps)
+            for st in d.states:
+                ss = Scope(ps, "state", st)
+                for c in st.components:
+                    self.statement_or_decl(c, ss)
+                if st.transition is not None:
+                    self.transition(st.transition, ss)
+        finally:
+            self.in_parser = saved
+
+    def transition(self, tr: ast.Expression, scope: Scope) -> None:
+        if isinstance(tr, ast.PathExpression):
+            self.state_ref(tr, scope)
+            return
+        assert isinstance(tr, ast.SelectExpression)
+        key_types = []
+        for k in tr.keys:
+            kt = self.expr(k, scope)
+            key_types.append(kt)
+        tr.type = _STATE
+        for c in tr.cases:
+            self.keyset(c.keyset, key_types, scope)
+            self.state_ref(c.state, scope)
+
+    def state_ref(self, e: ast.PathExpression, scope: Scope) -> None:
+        d = scope.lookup(e.name)
+        if not isinstance(d, ast.ParserState):
+            raise _err(f"unknown parser state '{e.name}'", e)
+        e.decl = d
+        e.type = _STATE
+
+    def keyset(self, ks: ast.Expression, key_types: list[T.Type], scope: Scope) -> None:
+        """Check a select/entry keyset against the key types."""
+        if isinstance(ks, ast.DefaultExpression):
+            ks.type = T.SetType(key_types[0] if len(key_types) == 1 else T.TupleType(key_types))
+            return
+        if len(key_types) == 1:
+            if isinstance(ks, ast.ListExpression) and len(ks.elems) == 1:
+                self.keyset(ks.elems[0], key_types, scope)
+                ks.type = ks.elems[0].type
+                return
+            self.simple_keyset(ks, key_types[0], scope)
+            return
+        if isinstance(ks, ast.ListExpression):
+            if len(ks.elems) != len(key_types):
+                raise _err(f"keyset has {len(ks.elems)} elements but the key has {len(key_types)}", ks)
+            for e, kt in zip(ks.elems, key_types, strict=True):
+                self.simple_keyset(e, kt, scope)
+            ks.type = T.SetType(T.TupleType(key_types))
+            return
+        # a value_set of a struct/tuple type can match a tuple key
+        t = self.expr(ks, scope)
+        if isinstance(t, T.SetType):
+            return
+        raise _err(f"keyset must have {len(key_types)} elements", ks)
+
+    def simple_keyset(self, e: ast.Expression, kt: T.Type, scope: Scope) -> None:
+        if isinstance(e, ast.DefaultExpression):
+            e.type = T.SetType(kt)
+            return
+        if isinstance(e, ast.BinaryOp) and e.op in ("&&&", ".."):
+            self.expr(e.left, scope, kt)
+            self.coerce(e.left, kt, "keyset value")
+            self.expr(e.right, scope, kt)
+            self.coerce(e.right, kt, "keyset mask" if e.op == "&&&" else "keyset bound")
+            e.type = T.SetType(kt)
+            return
+        t = self.expr(e, scope, kt)
+        if isinstance(t, T.SetType):
+            return
+        self.coerce(e, kt, "keyset value")
+
+    def control_decl(self, d: ast.ControlDecl, scope: Scope) -> None:
+        gs = self.generic_scope(scope, d.type_params, d)
+        params = self.params(d.params, gs)
+        ctor = self.params(d.ctor_params, gs)
+        d.type = T.ControlType(d.name, params, list(d.type_params), d, ctor)
+        scope.declare(d.name, d, d.loc)
+        cs = Scope(gs, "control", d)
+        for p in [*d.params, *d.ctor_params]:
+            cs.declare(p.name, p, p.loc)
+        for loc in d.locals:
+            self.local_decl(loc, cs)
+        saved = self.return_type
+        self.return_type = _VOID
+        try:
+            self.block(d.body, Scope(cs, "block"))
+        finally:
+            self.return_type = saved
+
+    def local_decl(self, d: Any, scope: Scope) -> None:
+        if isinstance(d, ast.ActionDecl):
+            self.action_decl(d, scope)
+        elif isinstance(d, ast.TableDecl):
+            self.table_decl(d, scope)
+        elif isinstance(d, ast.ValueSetDecl):
+            t = self.resolve(d.elem_type, scope)
+            d.size_value = self.const_int(d.size, scope, "a value_set size")
+            scope.declare(d.name, d, d.loc)
+            del t
+        elif isinstance(d, ast.FunctionDecl):
+            self.function_decl(d, scope)
+        else:
+            self.statement_or_decl(d, scope)
+
+    def instantiation(self, d: ast.Instantiation, scope: Scope) -> None:
+        t = self.resolve(d.type_ref, scope)
+        d.type, d.ctor = self.construct(t, d.args, d.type_ref, scope, d)
+        if d.initializer is not None:
+            s = Scope(scope, "instance", d)
+            s.declare("this", d)
+            for f in d.initializer:
+                if isinstance(f, ast.FunctionDecl):
+                    self.function_decl(f, s)
+                else:
+                    raise UnsupportedError("this declaration in an instance initializer", f.loc)
+        scope.declare(d.name, d, d.loc)
+
+    def construct(
+        self, t: T.Type, args: list[ast.Argument], ref: Any, scope: Scope, node: Any
+    ) -> tuple[T.Type, Any]:
+        """Check a constructor call of type `t`; returns the instance type and the matching ctor."""
+        if isinstance(t, T.ExternType):
+            ctors = t.decl.constructors()
+            if not ctors:
+                raise _err(f"extern {t.name} has no constructor", node)
+            explicit = bool(t.type_args)
+            bindings = dict(t.bindings)
+            fn, info = self.match_call(ctors, args, scope, node, f"constructor of {t.name}", bindings)
+            info.kind, info.decl, info.extern, info.name = "constructor", fn, t.decl, t.name
+            node.ctor_call = info
+            if not explicit and t.decl.type_params:
+                targs = tuple(info.type_bindings.get(n, T.TypeVar(n, t.decl)) for n in t.decl.type_params)
+                # parameters not fixed by the constructor (v1model's counter<I>) are inferred per call
+                t = T.ExternType(t.name, t.decl, targs)
+            return t, fn
+        if isinstance(t, (T.ParserType, T.ControlType, T.PackageType)):
+            params = t.ctor_params if isinstance(t, (T.ParserType, T.ControlType)) else t.params
+            if isinstance(t, (T.ParserType, T.ControlType)) and not isinstance(
+                t.decl, (ast.ParserDecl, ast.ControlDecl)
+            ):
+                raise _err(f"cannot instantiate {t.name}: it is a type without an implementation", node)
+            ftype = T.FunctionType(t.name, params, list(t.type_params), t.decl, _VOID)
+            info = self.bind_and_check(ftype, args, scope, node, f"constructor of {t.name}", {})
+            info.kind, info.decl, info.name = "constructor", t.decl, t.name
+            node.ctor_call = info
+            if t.type_params and info.type_bindings:
+                t = self.subst(t, info.type_bindings)
+            return t, None
+        raise _err(f"cannot instantiate type {t}", node)
+
+    # ---------------------------------------------------------------------------------------------
+    # Tables
+
+    def table_decl(self, d: ast.TableDecl, scope: Scope) -> None:
+        scope.declare(d.name, d, d.loc)
+        key_types: list[T.Type] = []
+        names: set[str] = set()
+        for prop in d.properties:
+            if prop.name in names:
+                raise _err(f"table {d.name} has property '{prop.name}' twice", prop)
+            names.add(prop.name)
+        for k in d.keys:
+            kt = self.expr(k.expr, scope)
+            if k.match_kind not in self.match_kind_type.members:
+                raise _err(f"unknown match kind '{k.match_kind}'", k)
+            u = T.unwrap(kt)
+            if not isinstance(u, (T.BitsType, T.BoolType, T.SerEnumType, T.ErrorType, T.EnumType, T.IntType)):
+                raise _err(f"a table key cannot have type {kt}", k.expr)
+            key_types.append(kt)
+        for ref in d.actions:
+            self.action_ref(ref, scope, "list")
+        if not d.actions and d.property("actions") is None:
+            raise _err(f"table {d.name} has no 'actions' property", d)
+        listed = {id(r.action) for r in d.actions}
+        if d.default_action is not None:
+            self.action_ref(d.default_action, scope, "default", d)
+            if id(d.default_action.action) not in listed:
+                raise _err(
+                    f"default action {d.default_action.expr.name} is not in the actions list of table {d.name}",
+                    d.default_action,
+                )
+        if d.entries is not None:
+            if not d.keys:
+                raise _err(f"table {d.name} has entries but no key", d)
+            for entry in d.entries:
+                if len(entry.keys) != len(key_types):
+                    raise _err(
+                        f"entry has {len(entry.keys)} key values but the key has {len(key_types)}", entry
+                    )
+                for kv, kt in zip(entry.keys, key_types, strict=True):
+                    self.simple_keyset(kv, kt, scope)
+                self.action_ref(entry.action, scope, "entry", d)
+                if id(entry.action.action) not in listed:
+                    raise _err(
+                        f"action {entry.action.expr.name} is not in the actions list of table {d.name}", entry
+                    )
+                if entry.priority is not None and d.entries_const:
+                    raise _err(
+                        f"table {d.name} has 'const entries', which cannot have priorities "
+                        "(their order gives the priority)",
+                        entry.priority,
+                    )
+                if entry.priority is not None:
+                    entry.priority_value = self.const_int(entry.priority, scope, "an entry priority")
+                else:
+                    pa = ast.find_annotation(entry.annotations, "priority")
+                    if pa is not None and pa.args:
+                        entry.priority_value = self.const_int(pa.args[0], scope, "an entry priority")
+        for prop in d.properties:
+            if prop.name in ("key", "actions", "default_action", "entries"):
+                continue
+            e = prop.value
+            if prop.name == "size":
+                d.size_value = self.const_int(e, scope, "the table size")
+                if d.size_value < 0:
+                    raise _err("the table size must not be negative", e)
+            elif prop.name in (
+                "implementation",
+                "counters",
+                "meters",
+                "support_timeout",
+                "psa_implementation",
+            ):
+                self.expr(e, scope)
+            else:
+                # a target-specific property: check it when it makes sense, never reject the table
+                with contextlib.suppress(CompileError):
+                    self.expr(e, scope)
+
+    def action_ref(self, ref: ast.ActionRef, scope: Scope, mode: str, table: Any = None) -> None:
+        """An action in `actions = {...}` (mode "list": only directional parameters may be bound),
+        `default_action` ("default") or an entry ("entry": the control-plane parameters too)."""
+        path = ref.expr
+        cands = (self.globals if path.is_global else scope).lookup_all(path.name)
+        if not cands:
+            raise _err(f"unknown action '{path.name}' (declaration not found)", path)
+        d = cands[-1]
+        if not isinstance(d, ast.ActionDecl):
+            raise _err(f"'{path.name}' is not an action", path)
+        path.decl = d
+        path.type = d.type
+        if mode == "list":
+            unbound = [p for p in d.params[len(ref.args or []) :] if p.direction]
+            if unbound:
+                raise _err(
+                    f"parameter '{unbound[0].name}' of action {d.name} has a direction and must be bound "
+                    f"in the actions list (write {d.name}(...))",
+                    path,
+                )
+        if ref.args is None:
+            if mode != "list" and any(not p.direction for p in d.params):
+                # `default_action = a;` with parameters is not allowed
+                raise _err(f"action {d.name} needs arguments for its parameters", path)
+            return
+        params = d.params
+        args = ref.args
+        if mode == "list":
+            bound = params[: len(args)]
+            if any(not p.direction for p in bound):
+                raise _err(
+                    f"only the parameters with a direction of action {d.name} can be bound in the actions list",
+                    path,
+                )
+            ftype = T.ActionType(d.name, [self.param_info(p) for p in bound], [], d, _VOID)
+        else:
+            listed = None
+            if table is not None:
+                for r in table.actions:
+                    if r.action is d:
+                        listed = r
+                        break
+            skip = len(listed.args) if listed is not None and listed.args else 0
+            directional = [p for p in params if p.direction]
+            if len(args) == len(params):
+                bound = params
+            elif len(args) == len(params) - skip or len(args) == len(params) - len(directional):
+                bound = params[len(params) - len(args) :]
+            else:
+                raise _err(f"action {d.name} takes {len(params)} arguments but {len(args)} were given", path)
+            ftype = T.ActionType(d.name, [self.param_info(p) for p in bound], [], d, _VOID)
+        call = ast.MethodCallExpression(path, [], args, loc=ref.loc)
+        info = self.bind_and_check(ftype, args, scope, call, f"action {d.name}", {})
+        info.kind = "action"
+        info.decl = d
+        call.call = info
+        call.type = _VOID
+        ref.call = call
+
+    def param_info(self, p: ast.Parameter) -> T.ParamInfo:
+        assert p.type is not None
+        optional = ast.find_annotation(p.annotations, "optional") is not None
+        return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)

@@ -1,0 +1,153 @@
+"""`p4kit-switch`: simple_switch_grpc's command line over p4kit's switch.
+
+Why it is small: options live in cli_args, P4Runtime in p4runtime_server, port I/O in ports. This
+module wires them: load the program (if one is given), open the ports, start the gRPC server, print the
+line BMv2 prints when it listens, and shut everything down cleanly on SIGINT/SIGTERM. The switch is
+ready when the gRPC port accepts connections (as with simple_switch_grpc).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+
+from p4kit.switch.cli_args import SwitchOptions, UsageError, parse_args
+from p4kit.switch.errors import SwitchError
+from p4kit.switch.p4runtime_server import P4RuntimeServer, P4RuntimeService
+from p4kit.switch.ports import PortError, PortLoop
+from p4kit.switch.runtime import Switch
+
+log = logging.getLogger("p4kit.switch")
+TRACE_LOGGER = "p4kit.switch.trace"
+
+
+def setup_logging(opts: SwitchOptions) -> logging.Logger | None:
+    """The per-packet trace goes to stdout (--log-console) and/or a file (--log-file); with neither,
+    tracing stays off and the pipeline is generated without trace code."""
+    logging.basicConfig(level=logging.WARNING, format="p4kit-switch: %(message)s", stream=sys.stderr)
+    if not (opts.log_console or opts.log_file) or opts.log_level == "off":
+        return None
+    trace = logging.getLogger(TRACE_LOGGER)
+    trace.setLevel(logging.DEBUG)
+    trace.propagate = False
+    fmt = logging.Formatter("[%(asctime)s.%(msecs)03d] [p4kit] %(message)s", "%H:%M:%S")
+    handlers: list[logging.Handler] = []
+    if opts.log_console:
+        handlers.append(logging.StreamHandler(sys.stdout))
+    if opts.log_file:
+        handlers.append(logging.FileHandler(opts.log_file, mode="w"))
+    for h in handlers:
+        h.setFormatter(fmt)
+        trace.addHandler(h)
+    for name in ("p4kit.switch", "p4kit.switch.p4runtime"):
+        logging.getLogger(name).setLevel(logging.INFO)
+        for h in handlers:
+            logging.getLogger(name).addHandler(h)
+    return trace
+
+
+def _flush_handlers(logger: logging.Logger) -> None:
+    for h in logger.handlers:
+        h.flush()
+
+
+@dataclass
+class RunningSwitch:
+    """Everything one p4kit-switch process runs; `close` releases it all."""
+
+    switch: Switch
+    ports: PortLoop
+    server: P4RuntimeServer
+
+    def close(self) -> None:
+        self.server.stop()
+        self.ports.stop()
+
+
+def start(opts: SwitchOptions) -> RunningSwitch:
+    """Build and start the switch described by `opts` (used by main() and by tests in-process)."""
+    trace = setup_logging(opts)
+    switch = Switch(drop_port=opts.drop_port, cpu_port=opts.cpu_port, seed=opts.seed)
+    if trace is not None:
+        switch.set_trace(trace.info)
+    if opts.json_path:
+        with open(opts.json_path, "rb") as f:
+            doc = json.load(f)
+        switch.load_pipeline(doc)
+
+    def process(port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        try:
+            return switch.process_packet(port, frame)
+        except SwitchError:  # no pipeline yet: BMv2 drops what arrives before a program is set
+            return []
+
+    if trace is not None:
+        plain, known = process, set(opts.interfaces)
+
+        def process(port: int, frame: bytes) -> list[tuple[int, bytes]]:
+            outputs = plain(port, frame)
+            for out_port, _ in outputs:
+                if out_port not in known and out_port != opts.cpu_port:
+                    trace.info(f"port {out_port} has no interface: packet dropped")
+            return outputs
+
+    ports = PortLoop(
+        opts.interfaces,
+        process,
+        cpu_port=opts.cpu_port,
+        links=opts.links,
+        pcap_dir=opts.pcap_dir,
+        seed=opts.seed,
+    )
+    try:
+        service = P4RuntimeService(switch, opts.device_id, opts.cpu_port, inject=ports.inject)
+        server = P4RuntimeServer(service, opts.grpc_addr)
+    except BaseException:
+        ports.close()
+        raise
+    ports.start()
+    server.start()
+    return RunningSwitch(switch, ports, server)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        opts = parse_args(argv)
+    except UsageError as e:
+        print(f"p4kit-switch: error: {e}", file=sys.stderr)
+        return 1
+    try:
+        running = start(opts)
+    except (OSError, PortError, SwitchError, ValueError) as e:
+        print(f"p4kit-switch: error: {e}", file=sys.stderr)
+        return 1
+    for port, iface in sorted(opts.interfaces.items()):
+        shaping = f" ({opts.links[port]})" if port in opts.links else ""
+        print(f"Adding interface {iface} as port {port}{shaping}", flush=True)
+    if opts.thrift_port is not None:
+        print("Note: --thrift-port ignored: p4kit-switch has no Thrift server (use P4Runtime)", flush=True)
+    print(f"Server listening on {opts.grpc_addr}", flush=True)
+    done = threading.Event()
+
+    def stop(signum: int, frame: object) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while not done.wait(1.0):
+            pass
+    finally:
+        running.close()
+        trace = logging.getLogger(TRACE_LOGGER)
+        _flush_handlers(trace)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

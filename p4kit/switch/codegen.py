@@ -1,0 +1,1346 @@
+"""BMv2 JSON -> specialised Python source, compiled once per pipeline.
+
+Why: walking JSON dicts per packet costs tens of microseconds; straight-line Python that indexes
+header lists directly costs a few. Every parser state, action, table, conditional, checksum and the
+deparser becomes one small function; control flow nodes return the next node's function.
+
+Packet representation used by the generated code (see engine.Pkt):
+  H          list of header instances; each is a list ``[valid, f0, f1, ...]`` of ints
+             (metadata instances are always valid). Extraction replaces the whole list.
+  P.data     the packet bytes as received; P.off is the byte offset where parsing stopped, so the
+             deparser appends ``P.data[P.off:]`` (the unparsed payload).
+  P.nx       next-index of each header stack.
+Unsigned fields hold values in [0, 2**w); signed fields hold Python ints in two's-complement range.
+
+With ``trace=True`` the same functions are generated with calls to ``TR(msg)``; with ``trace=False``
+no trace code exists at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4kit.switch.errors import PipelineLoadError
+from p4kit.switch.program import HeaderInst, HeaderType, Program, TableInfo
+from p4kit.switch.state import SwitchState
+
+
+class ParserError(Exception):
+    """Raised by generated parser code; ``code`` is the P4 error's numeric value."""
+
+    def __init__(self, code: int, name: str) -> None:
+        super().__init__(name)
+        self.code = code
+        self.name = name
+
+
+class ExitControl(Exception):
+    """``exit`` statement: leave the current control (ingress or egress) immediately."""
+
+
+class AssertionFailed(Exception):
+    """assert()/assume() false: simple_switch aborts; p4kit drops the packet with this reason.
+    Also raised for a header stack index out of bounds in a control (BMv2 fails there too)."""
+
+
+def stack_at(ids: tuple[int, ...], idx: int) -> int:
+    if 0 <= idx < len(ids):
+        return ids[idx]
+    raise AssertionFailed(f"header stack index {idx} out of bounds (size {len(ids)})")
+
+
+def sign_extend(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) & 1 else v
+
+
+@dataclass
+class Compiled:
+    """The result of compiling a program: a namespace of functions plus lookup tables."""
+
+    source: str
+    ns: dict
+    action_fns: dict[int, Any] = field(default_factory=dict)
+    table_next: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+def _hexint(v: Any) -> int:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    s = str(v).strip()
+    neg = s.startswith("-")
+    if neg:
+        s = s[1:]
+    n = int(s, 16) if s.lower().startswith("0x") else int(s, 0) if s[:2].lower() in ("0b", "0o") else int(s)
+    return -n if neg else n
+
+
+_NATIVE = {8: "B", 16: "H", 32: "I", 64: "Q"}
+
+
+@dataclass
+class _Group:
+    """A run of fields starting and ending on byte boundaries, and the struct pieces covering it."""
+
+    fields: list[tuple[int, int, int]]  # (field index, width, shift inside the group)
+    width: int
+    pieces: list[int]  # piece widths (8/16/32/64), most significant first
+
+
+def struct_layout(widths: list[int]) -> tuple[str, list[_Group]]:
+    """Split a header into byte-aligned groups of fields, each covered by native struct pieces.
+
+    Why: ``struct.unpack_from``/``pack`` with small native ints is much faster than building one
+    big int per header and shifting every field out of it."""
+    groups: list[_Group] = []
+    cur: list[tuple[int, int]] = []
+    acc = 0
+    for i, w in enumerate(widths):
+        cur.append((i, w))
+        acc += w
+        if acc % 8 == 0:
+            shift = acc
+            flds = []
+            for fi, fw in cur:
+                shift -= fw
+                flds.append((fi, fw, shift))
+            pieces = []
+            rem = acc
+            while rem:
+                p = next(n for n in (64, 32, 16, 8) if n <= rem)
+                pieces.append(p)
+                rem -= p
+            groups.append(_Group(flds, acc, pieces))
+            cur, acc = [], 0
+    fmt = "!" + "".join(_NATIVE[p] for g in groups for p in g.pieces)
+    return fmt, groups
+
+
+_HREF = re.compile(r"(?<![\w.])H\[(\d+)\]")
+
+
+def _bind_header_locals(body: list[str]) -> list[str]:
+    """Read each header list used more than once into a local at the top of an action body.
+
+    Safe because nothing inside an action replaces a header list object (assignments, setValid,
+    push/pop all work in place); only the parser replaces them, and it is not an action."""
+    counts: dict[str, int] = {}
+    for line in body:
+        for m in _HREF.finditer(line):
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    hot = sorted((k for k, c in counts.items() if c > 1), key=int)
+    if not hot:
+        return body
+    out = ["    " + "; ".join(f"_h{k} = H[{k}]" for k in hot)]
+    for line in body:
+        out.append(_HREF.sub(lambda m: f"_h{m.group(1)}" if m.group(1) in hot else m.group(0), line))
+    return out
+
+
+def _ident(prefix: str, name: str, i: int) -> str:
+    safe = "".join(c if c.isalnum() else "_" for c in name)[:40]
+    return f"{prefix}{i}_{safe}"
+
+
+class CodeGen:
+    """Generates the Python module for one program; ``build()`` returns its source."""
+
+    def __init__(self, prog: Program, state: SwitchState, trace: bool) -> None:
+        self.prog = prog
+        self.state = state
+        self.trace = trace
+        self.out: list[str] = []
+        self.consts: dict[str, Any] = {}
+        self.node_names: dict[str, str] = {}
+        self.action_fn: dict[int, str] = {}
+        self._tmp = 0
+        self._rd_width: dict[int, int] = {}  # widths of the current action's parameters
+        self._calc_done: set[str] = set()
+        self.side: list[str] = []  # functions generated on demand (calculations) while inside another
+        self.state_fn: dict[str, str] = {}
+        self.table_next_src: dict[str, dict[str, str]] = {}
+        self.table_default_next_src: dict[str, str] = {}
+        sm = prog.header_by_name["standard_metadata"]
+        self.sm = sm.id
+        self.smf = {f.name: i + 1 for i, f in enumerate(sm.htype.fields)}
+
+    # ------------------------------------------------------------------ helpers
+    def emit(self, ind: int, line: str) -> None:
+        self.out.append("    " * ind + line)
+
+    def tmp(self, base: str = "t") -> str:
+        self._tmp += 1
+        return f"_{base}{self._tmp}"
+
+    def const(self, name: str, value: Any) -> str:
+        self.consts[name] = value
+        return name
+
+    def hdr(self, name: str) -> HeaderInst:
+        h = self.prog.header_by_name.get(name)
+        if h is None:
+            raise PipelineLoadError(f"unknown header '{name}'")
+        return h
+
+    def err_code(self, name: str) -> int:
+        return self.prog.errors.get(name, 0)
+
+    def error_name(self, code: int) -> str:
+        for n, c in self.prog.errors.items():
+            if c == code:
+                return n
+        return str(code)
+
+    # ------------------------------------------------------------------ expressions
+    def header_expr(self, v: dict) -> tuple[str, HeaderType]:
+        """Python expression evaluating to a header instance list, and its type."""
+        v = self.unwrap(v)
+        t = v.get("type")
+        if t == "header":
+            h = self.hdr(v["value"])
+            return f"H[{h.id}]", h.htype
+        if t == "stack_field":  # not a header; handled in field expressions
+            raise PipelineLoadError("stack_field used as a header")
+        if t == "expression":
+            e = v["value"]
+            op = e.get("op")
+            if op == "dereference_header_stack":
+                st = self.prog.stacks[e["left"]["value"]]
+                ids = self.const(f"SID{st.id}", tuple(st.header_ids))
+                idx, _ = self.expr(e["right"])
+                if e["right"].get("type") == "hexstr" and 0 <= _hexint(e["right"]["value"]) < len(
+                    st.header_ids
+                ):
+                    return f"H[{st.header_ids[_hexint(e['right']['value'])]}]", st.htype
+                return f"H[_stack_at({ids}, {idx})]", st.htype
+            if op == "access_union_header":  # union member: resolve statically when possible
+                raise PipelineLoadError("header unions in expressions are not supported")
+        raise PipelineLoadError(f"unsupported header reference {v!r}")
+
+    @staticmethod
+    def unwrap(v: dict) -> dict:
+        """p4c sometimes wraps an expression twice: {"type": "expression", "value": {"type": ...}}."""
+        while (
+            isinstance(v, dict)
+            and v.get("type") == "expression"
+            and isinstance(v.get("value"), dict)
+            and "op" not in v["value"]
+            and "type" in v["value"]
+        ):
+            v = v["value"]
+        return v
+
+    def field_lvalue(self, v: dict) -> tuple[str, int, bool]:
+        """(assignable Python target, width, signed) of a field reference; width 1 for $valid$."""
+        v = self.unwrap(v)
+        t = v.get("type")
+        if t == "field":
+            hname, fname = v["value"][0], v["value"][1]
+            h = self.hdr(hname)
+            if fname in ("$valid$", "_valid"):
+                return f"H[{h.id}][0]", 1, False
+            pos = h.htype.index.get(fname)
+            if pos is None:
+                raise PipelineLoadError(f"header '{hname}' has no field '{fname}'")
+            f = h.htype.fields[pos]
+            return f"H[{h.id}][{pos + 1}]", f.width, f.signed
+        if t == "stack_field":
+            st = self.prog.stacks[v["value"][0]]
+            ids = self.const(f"SID{st.id}", tuple(st.header_ids))
+            pos = st.htype.index[v["value"][1]]
+            f = st.htype.fields[pos]
+            return f"H[{ids}[P.nx[{st.id}] - 1]][{pos + 1}]", f.width, f.signed
+        if t == "expression" and v["value"].get("op") == "access_field":
+            e = v["value"]
+            hexpr, ht = self.header_expr(e["left"])
+            pos = int(e["right"])
+            f = ht.fields[pos]
+            return f"{hexpr}[{pos + 1}]", f.width, f.signed
+        raise PipelineLoadError(f"cannot assign to {v!r}")
+
+    def expr(self, v: Any) -> tuple[str, int | None]:
+        """(Python expression, known maximum unsigned width or None) of a BMv2 value."""
+        if v is None:
+            raise PipelineLoadError("missing expression")
+        t = v.get("type")
+        val = v.get("value")
+        if t == "field" or t == "stack_field":
+            target, w, signed = self.field_lvalue(v)
+            return target, None if signed else w
+        if t == "hexstr":
+            n = _hexint(val)
+            return (str(n), n.bit_length()) if n >= 0 else (f"({n})", None)
+        if t == "bool":
+            return ("1" if val else "0"), 1
+        if t == "runtime_data":
+            return f"A[{int(val)}]", self._rd_width.get(int(val))
+        if t == "local":
+            return f"A[{int(val)}]", None
+        if t == "header":
+            h = self.hdr(val)
+            return f"H[{h.id}]", None
+        if t == "lookahead":
+            off, width = int(val[0]), int(val[1])
+            return f"_lookahead(P, {off}, {width})", width
+        if t == "expression":
+            if isinstance(val, dict) and "op" not in val and "type" in val:
+                return self.expr(val)  # p4c wraps some expressions twice
+            return self.op_expr(val)
+        if t == "string":
+            return repr(val), None
+        if t == "register":  # [register array, index expression]
+            name = val[0]
+            cells = self.state.registers.get(name)
+            if cells is None:
+                raise PipelineLoadError(f"unknown register '{name}'")
+            rn = self.const(_ident("RG", name, len(self.consts)), cells)
+            idx, _ = self.expr(val[1])
+            return f"_reg_get({rn}, {idx})", self.prog.registers[name].bitwidth
+        if t in ("header_stack", "register_array", "counter_array", "meter_array", "calculation", "extern"):
+            return repr(val), None
+        raise PipelineLoadError(f"unsupported value type '{t}'")
+
+    def op_expr(self, e: dict) -> tuple[str, int | None]:
+        op = e["op"]
+        left, right = e.get("left"), e.get("right")
+        if op == "valid":
+            if right.get("type") == "header":
+                return f"H[{self.hdr(right['value']).id}][0]", 1
+            hx, _ = self.header_expr(right)
+            return f"{hx}[0]", 1
+        if op == "valid_union":
+            ids = self.prog.unions[right["value"]]
+            return "(" + " or ".join(f"H[{i}][0]" for i in ids) + ")", 1
+        if op == "d2b":
+            r, _ = self.expr(right)
+            return f"({r} != 0)", 1
+        if op == "b2d":
+            r, _ = self.expr(right)
+            return f"(1 if {r} else 0)", 1
+        if op == "not":
+            r, _ = self.expr(right)
+            return f"(not {r})", 1
+        if op == "?":
+            c, _ = self.expr(e["cond"])
+            a, wa = self.expr(left)
+            b, wb = self.expr(right)
+            w = None if wa is None or wb is None else max(wa, wb)
+            return f"({a} if {c} else {b})", w
+        if op == "two_comp_mod":
+            a, _ = self.expr(left)
+            w = _hexint(right["value"])
+            return f"_sx(({a}) & {_mask(w)}, {w})", None
+        if op == "sat_cast":
+            a, _ = self.expr(left)
+            w = _hexint(right["value"])
+            return f"_sat({a}, {-(1 << (w - 1))}, {(1 << (w - 1)) - 1})", None
+        if op == "usat_cast":
+            a, _ = self.expr(left)
+            w = _hexint(right["value"])
+            return f"_sat({a}, 0, {_mask(w)})", w
+        if op == "last_stack_index":
+            st = self.prog.stacks[right["value"]]
+            return f"(P.nx[{st.id}] - 1)", None
+        if op == "size_stack":  # BMv2: the number of valid headers in the stack
+            st = self.prog.stacks[right["value"]]
+            return f"P.nx[{st.id}]", None
+        if op == "access_field":
+            target, w, signed = self.field_lvalue({"type": "expression", "value": e})
+            return target, None if signed else w
+        if op == "dereference_header_stack":
+            hx, _ = self.header_expr({"type": "expression", "value": e})
+            return hx, None
+        if op == "~":
+            r, _ = self.expr(right)
+            return f"(~{r})", None
+        if op in ("-", "+") and left is None:
+            r, _ = self.expr(right)
+            return f"({op}{r})", None
+        binops = {
+            "+": "+",
+            "-": "-",
+            "*": "*",
+            "<<": "<<",
+            ">>": ">>",
+            "&": "&",
+            "|": "|",
+            "^": "^",
+            "==": "==",
+            "!=": "!=",
+            "<": "<",
+            ">": ">",
+            "<=": "<=",
+            ">=": ">=",
+            "and": "and",
+            "or": "or",
+            "/": "//",
+            "%": "%",
+        }
+        if op in binops:
+            a, wa = self.expr(left)
+            b, wb = self.expr(right)
+            w: int | None = None
+            if op in ("==", "!=", "<", ">", "<=", ">=", "and", "or"):
+                w = 1
+            elif op == "&":
+                w = wa if wb is None else wb if wa is None else min(wa, wb)
+            elif op in ("|", "^") and wa is not None and wb is not None:
+                w = max(wa, wb)
+            elif op == ">>" and wa is not None:
+                w = wa
+            elif op in ("/", "%") and wa is not None and wb is not None:
+                w = wa if op == "/" else wb
+            return f"({a} {binops[op]} {b})", w
+        raise PipelineLoadError(f"unsupported expression operator '{op}'")
+
+    def store(self, ind: int, dst: dict, src_code: str, src_w: int | None) -> None:
+        target, w, signed = self.field_lvalue(dst)
+        if target.endswith("][0]") and w == 1 and dst.get("value", [None, None])[-1] in ("$valid$", "_valid"):
+            self.emit(ind, f"{target} = 1 if {src_code} else 0")
+            return
+        if signed:
+            self.emit(ind, f"{target} = _sx(({src_code}) & {_mask(w)}, {w})")
+        elif (src_w is not None and src_w <= w) or w == 0:
+            self.emit(ind, f"{target} = {src_code}")
+        else:
+            self.emit(ind, f"{target} = ({src_code}) & {_mask(w)}")
+
+    # ------------------------------------------------------------------ primitives
+    def primitive(self, ind: int, p: dict) -> None:
+        op = p["op"]
+        ps = p.get("parameters", [])
+        if op in ("assign", "modify_field"):
+            code, w = self.expr(ps[1])
+            self.store(ind, ps[0], code, w)
+        elif op in ("add_to_field", "subtract_from_field"):
+            target, _, _ = self.field_lvalue(ps[0])
+            code, _ = self.expr(ps[1])
+            sign = "+" if op == "add_to_field" else "-"
+            self.store(ind, ps[0], f"{target} {sign} {code}", None)
+        elif op == "assign_header":
+            dx, _ = self.header_expr(ps[0])
+            sx, _ = self.header_expr(ps[1])
+            self.emit(ind, f"{dx}[:] = {sx}")
+        elif op == "assign_union":
+            d, s = self.prog.unions[ps[0]["value"]], self.prog.unions[ps[1]["value"]]
+            for a, b in zip(d, s, strict=False):
+                self.emit(ind, f"H[{a}][:] = H[{b}]")
+        elif op == "assign_header_stack":
+            d, s = self.prog.stacks[ps[0]["value"]], self.prog.stacks[ps[1]["value"]]
+            for a, b in zip(d.header_ids, s.header_ids, strict=False):
+                self.emit(ind, f"H[{a}][:] = H[{b}]")
+            self.emit(ind, f"P.nx[{d.id}] = P.nx[{s.id}]")
+        elif op in ("add_header", "remove_header"):
+            hx, _ = self.header_expr(ps[0])
+            if op == "add_header":
+                self.emit(ind, f"{hx}[0] = 1")
+                if ps[0].get("type") == "header":
+                    h = self.hdr(ps[0]["value"])
+                    if h.union:
+                        for other in self.prog.unions[h.union]:
+                            if other != h.id:
+                                self.emit(ind, f"H[{other}][0] = 0")
+            else:
+                self.emit(ind, f"{hx}[0] = 0")
+        elif op in ("push", "pop"):
+            st = self.prog.stacks[ps[0]["value"]]
+            n, _ = self.expr(ps[1])
+            fn = "_stack_push" if op == "push" else "_stack_pop"
+            ids = self.const(f"SID{st.id}", tuple(st.header_ids))
+            self.emit(ind, f"{fn}(P, H, {ids}, {st.id}, {n})")
+        elif op in ("mark_to_drop", "drop"):
+            self.emit(ind, f"H[{self.sm}][{self.smf['egress_spec']}] = DROP_PORT")
+            self.emit(ind, f"H[{self.sm}][{self.smf['mcast_grp']}] = 0")
+        elif op == "exit":
+            self.emit(ind, "raise ExitControl()")
+        elif op in ("no_op", "_no_op"):
+            self.emit(ind, "pass")
+        elif op == "count":
+            c = self.state.counters.get(ps[0]["value"])
+            if c is None:
+                raise PipelineLoadError(f"count on unknown counter '{ps[0]['value']}'")
+            cn = self.const(_ident("CT", c.name, len(self.consts)), c)
+            i = self.tmp("i")
+            idx, _ = self.expr(ps[1])
+            self.emit(ind, f"{i} = {idx}")
+            self.emit(ind, f"if 0 <= {i} < {c.size}:")
+            self.emit(ind + 1, f"{cn}.packets[{i}] += 1")
+            self.emit(ind + 1, f"{cn}.bytes[{i}] += P.plen")
+        elif op == "execute_meter":
+            name = ps[0]["value"]
+            cells = self.state.meters.get(name)
+            if cells is None:
+                raise PipelineLoadError(f"execute_meter on unknown meter '{name}'")
+            mn = self.const(_ident("MT", name, len(self.consts)), cells)
+            units = "P.plen" if self.prog.meters[name].meter_type == "bytes" else "1"
+            i = self.tmp("i")
+            idx, _ = self.expr(ps[1])
+            self.emit(ind, f"{i} = {idx}")
+            self.store(
+                ind, ps[2], f"({mn}[{i}].execute({units}, NOW_US()) if 0 <= {i} < {len(cells)} else 0)", 2
+            )
+        elif op == "register_read":
+            name = ps[1]["value"]
+            cells = self.state.registers[name]
+            rn = self.const(_ident("RG", name, len(self.consts)), cells)
+            i = self.tmp("i")
+            idx, _ = self.expr(ps[2])
+            self.emit(ind, f"{i} = {idx}")
+            self.store(
+                ind,
+                ps[0],
+                f"({rn}[{i}] if 0 <= {i} < {len(cells)} else 0)",
+                self.prog.registers[name].bitwidth,
+            )
+        elif op == "register_write":
+            name = ps[0]["value"]
+            cells = self.state.registers[name]
+            rn = self.const(_ident("RG", name, len(self.consts)), cells)
+            i = self.tmp("i")
+            idx, _ = self.expr(ps[1])
+            val, _ = self.expr(ps[2])
+            self.emit(ind, f"{i} = {idx}")
+            self.emit(ind, f"if 0 <= {i} < {len(cells)}:")
+            self.emit(ind + 1, f"{rn}[{i}] = ({val}) & {_mask(self.prog.registers[name].bitwidth)}")
+        elif op == "modify_field_with_hash_based_offset":
+            calc = ps[2]["value"]
+            base, _ = self.expr(ps[1])
+            size, _ = self.expr(ps[3])
+            fn = self.calc_fn(calc)
+            h, s = self.tmp("h"), self.tmp("s")
+            self.emit(ind, f"{h} = {fn}(P, H)")
+            self.emit(ind, f"{s} = {size}")
+            self.store(ind, ps[0], f"({base} + ({h} % {s} if {s} else {h}))", None)
+        elif op == "modify_field_rng_uniform":
+            lo, _ = self.expr(ps[1])
+            hi, _ = self.expr(ps[2])
+            self.store(ind, ps[0], f"_rand({lo}, {hi})", None)
+        elif op in ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress"):
+            sess, _ = self.expr(ps[0])
+            fl = self.expr(ps[1])[0] if len(ps) > 1 else "0"
+            self.emit(ind, f"P.clone = ({sess}, {fl})")
+        elif op == "resubmit":
+            fl = self.expr(ps[0])[0] if ps else "0"
+            self.emit(ind, f"P.resubmit = {fl}")
+        elif op == "recirculate":
+            fl = self.expr(ps[0])[0] if ps else "0"
+            self.emit(ind, f"P.recirc = {fl}")
+        elif op == "truncate":
+            n, _ = self.expr(ps[0])
+            self.emit(ind, f"P.trunc = {n}")
+        elif op == "generate_digest":
+            lid, _ = self.expr(ps[1])
+            self.emit(ind, f"P.learn = {lid}")
+        elif op == "log_msg":
+            fmt = ps[0]["value"]
+            args = []
+            if len(ps) > 1:
+                for a in ps[1].get("value", []):
+                    args.append(self.expr(a)[0])
+            self.emit(ind, f"LOG({fmt!r}, ({', '.join(args)}{',' if len(args) == 1 else ''}))")
+        elif op in ("assert", "assume"):
+            c, _ = self.expr(ps[0])
+            self.emit(ind, f"if not {c}:")
+            self.emit(ind + 1, f"raise AssertionFailed({op + ' failed'!r})")
+        elif op == "assign_VL":
+            dx, _ = self.field_lvalue(ps[0])[:2]
+            sx, _ = self.expr(ps[1])
+            self.emit(ind, f"{dx} = {sx}")
+        else:
+            raise PipelineLoadError(f"unsupported primitive '{op}'")
+
+    # ------------------------------------------------------------------ calculations
+    def concat(self, inputs: list[dict]) -> tuple[list[str], int, bool]:
+        """Python lines building ``_v`` = the inputs' bits concatenated, its width, and whether the
+        payload follows."""
+        parts: list[tuple[str, int]] = []
+        payload = False
+        for x in inputs:
+            t = x.get("type")
+            if t == "field":
+                target, w, signed = self.field_lvalue(x)
+                parts.append((f"({target} & {_mask(w)})" if signed else target, w))
+            elif t == "hexstr":
+                w = int(x.get("bitwidth", 0)) or max(8, _hexint(x["value"]).bit_length())
+                parts.append((str(_hexint(x["value"]) & _mask(w)), w))
+            elif t == "header":
+                h = self.hdr(x["value"])
+                for i, f in enumerate(h.htype.fields):
+                    parts.append((f"H[{h.id}][{i + 1}]", f.width))
+            elif t == "payload":
+                payload = True
+            elif t == "expression":
+                code, w = self.expr(x)
+                w = int(x.get("bitwidth", 0)) or w or 32
+                parts.append((f"(({code}) & {_mask(w)})", w))
+            else:
+                raise PipelineLoadError(f"unsupported calculation input {x!r}")
+        total = sum(w for _, w in parts)
+        terms = []
+        shift = total
+        for code, w in parts:
+            shift -= w
+            terms.append(f"({code} << {shift})" if shift else code)
+        return [" | ".join(terms) if terms else "0"], total, payload
+
+    def calc_fn(self, name: str) -> str:
+        fname = _ident("CALC", name, 0)
+        if fname in self._calc_done:
+            return fname
+        calc = self.prog.calculations.get(name)
+        if calc is None:
+            raise PipelineLoadError(f"unknown calculation '{name}'")
+        self._calc_done.add(fname)
+        saved, self.out = self.out, self.side
+        try:
+            self._emit_hash_fn(fname, calc.get("input", []), calc.get("algo", "crc32"), name)
+        finally:
+            self.side, self.out = self.out, saved
+        return fname
+
+    def _calc_spec(self, inputs: list[dict]) -> list[tuple[int | None, int, int, int]] | None:
+        """(header id | None, list position, width, constant) per input bit-field, for the slow path
+        that skips invalid headers; None when an input is an expression."""
+        spec: list[tuple[int | None, int, int, int]] = []
+        for x in inputs:
+            t = x.get("type")
+            if t == "field":
+                hid, pos, info = self.prog.field_ref(x["value"][0], x["value"][1])
+                spec.append((hid, pos, 1 if info is None else info.width, 0))
+            elif t == "header":
+                h = self.hdr(x["value"])
+                spec += [(h.id, i + 1, f.width, 0) for i, f in enumerate(h.htype.fields)]
+            elif t == "hexstr":
+                w = int(x.get("bitwidth", 0)) or max(8, _hexint(x["value"]).bit_length())
+                spec.append((None, 0, w, _hexint(x["value"]) & _mask(w)))
+            elif t == "payload":
+                continue
+            else:
+                return None
+        return spec
+
+    def _emit_hash_fn(self, fname: str, inputs: list[dict], algo: str, key: str) -> None:
+        """A calculation. BMv2 skips the fields of invalid headers, and `payload` adds every valid
+        header after the last one used plus the unparsed payload; those cases take a generic slow
+        path, while the common case (all headers valid, no payload) is straight-line code."""
+        is_csum = algo in ("csum16", "cksum16")
+        payload = any(x.get("type") == "payload" for x in inputs)
+        spec = self._calc_spec(inputs)
+        hids = sorted(
+            {hid for hid, _, _, _ in spec or [] if hid is not None and not self.prog.headers[hid].metadata}
+        )
+        self.emit(0, f"def {fname}(P, H):")
+        if spec is not None and (payload or hids):
+            order = [self.hdr(n).id for n in (self.prog.deparser or {}).get("order", [])]
+            after = -1
+            for hid in hids:
+                if hid in order:
+                    after = max(after, order.index(hid))
+            spec_name = self.const(f"CSPEC_{fname}", (tuple(spec), payload, after, is_csum, key))
+            call = f"_calc_slow(P, H, {spec_name})"
+            if payload:
+                self.emit(1, f"return {call}")
+                self.emit(0, "")
+                return
+            self.emit(1, f"if not ({' and '.join(f'H[{h}][0]' for h in hids)}):")
+            self.emit(2, f"return {call}")
+        if is_csum and spec is not None:
+            self._emit_csum16_body(inputs)
+        else:
+            lines, total, _ = self.concat(inputs)
+            self.emit(1, f"_v = {lines[0]}")
+            if is_csum:
+                self.emit(1, f"return _csum16_int(_v, {total})")
+            else:
+                pad = (-total) % 8
+                nbytes = (total + pad) // 8
+                self.emit(1, f"_b = ({'_v << ' + str(pad) if pad else '_v'}).to_bytes({nbytes}, 'big')")
+                self.emit(1, f"return HF[{key!r}](_b)")
+        self.emit(0, "")
+
+    def _emit_csum16_body(self, inputs: list[dict]) -> None:
+        """Internet checksum without building the bit string: since 2**16 == 1 (mod 0xFFFF), the
+        ones'-complement sum equals the sum of each field shifted by (its offset mod 16), mod 0xFFFF."""
+        parts: list[tuple[str, int]] = []
+        for x in inputs:
+            t = x.get("type")
+            if t == "field":
+                target, w, signed = self.field_lvalue(x)
+                parts.append((f"({target} & {_mask(w)})" if signed else target, w))
+            elif t == "hexstr":
+                w = int(x.get("bitwidth", 0)) or max(8, _hexint(x["value"]).bit_length())
+                parts.append((str(_hexint(x["value"]) & _mask(w)), w))
+            elif t == "header":
+                h = self.hdr(x["value"])
+                for i, f in enumerate(h.htype.fields):
+                    parts.append((f"H[{h.id}][{i + 1}]", f.width))
+        total = sum(w for _, w in parts)
+        shift = total + (-total) % 16
+        terms = []
+        for code, w in parts:
+            shift -= w
+            sh = shift % 16
+            terms.append(f"({code} << {sh})" if sh else code)
+        self.emit(1, f"_s = {' + '.join(terms) if terms else '0'}")
+        self.emit(1, "_r = _s % 65535")
+        self.emit(1, "if _r == 0 and _s:")
+        self.emit(2, "_r = 65535")
+        self.emit(1, "return 65535 - _r")
+
+    def gen_serializers(self) -> None:
+        """SER[header id](h) -> bytes, for calculations that include the payload."""
+        self.emit(0, "SER = {}")
+        for name in (self.prog.deparser or {}).get("order", []):
+            h = self.hdr(name)
+            ht = h.htype
+            if not ht.fields or any(f.width == 0 for f in ht.fields):
+                continue
+            terms = []
+            pad = (-ht.total_width) % 8
+            shift = ht.total_width + pad
+            for i, f in enumerate(ht.fields):
+                shift -= f.width
+                x = f"(_h[{i + 1}] & {_mask(f.width)})"
+                terms.append(f"({x} << {shift})" if shift else x)
+            self.emit(
+                0,
+                f"SER[{h.id}] = lambda _h: ({' | '.join(terms)}).to_bytes({(ht.total_width + pad) // 8}, 'big')",
+            )
+        self.emit(0, "")
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> str:
+        self.emit(0, "# generated by p4kit.switch.codegen -- do not edit")
+        self.gen_new_headers()
+        self.gen_parser()
+        self.gen_actions()
+        for pipe in self.prog.json.get("pipelines", []):
+            self.gen_pipeline(pipe)
+        self.gen_checksums()
+        self.gen_deparser()
+        self.gen_learn_and_field_lists()
+        self.gen_selectors()
+        self.gen_serializers()
+        egress = next((p for p in self.prog.json.get("pipelines", []) if p.get("name") == "egress"), None)
+        self.emit(0, f"HAS_EGRESS = {bool(egress and egress.get('init_table'))}")
+        self.emit(0, f"HAS_VERIFY = {any(c.get('verify', True) for c in self.prog.checksums)}")
+        self.emit(0, f"HAS_UPDATE = {any(c.get('update', True) for c in self.prog.checksums)}")
+        return "\n".join(self.out + self.side) + "\n"
+
+    def gen_new_headers(self) -> None:
+        parts = []
+        for h in self.prog.headers:
+            n = len(h.htype.fields)
+            parts.append(f"[{1 if h.metadata else 0}{', 0' * n}]")
+        self.emit(0, "def NEW_HEADERS():")
+        self.emit(1, f"return [{', '.join(parts)}]")
+        self.emit(0, "")
+
+    # ---- parser
+    def gen_parser(self) -> None:
+        parser = self.prog.parser
+        if parser is None:
+            self.emit(0, "def PARSE(P, H):")
+            self.emit(1, "return None")
+            self.emit(0, "")
+            return
+        for i, st in enumerate(parser.get("parse_states", [])):
+            self.state_fn[st["name"]] = _ident("S", st["name"], i)
+        for st in parser.get("parse_states", []):
+            self.gen_state(st)
+        init = parser.get("init_state")
+        self.emit(0, "def PARSE(P, H):")
+        self.emit(1, f"s = {self.state_fn.get(init, 'None')}")
+        self.emit(1, "while s is not None:")
+        self.emit(2, "s = s(P, H)")
+        self.emit(0, "")
+
+    def gen_state(self, st: dict) -> None:
+        fn = self.state_fn[st["name"]]
+        self.emit(0, f"def {fn}(P, H):")
+        if self.trace:
+            self.emit(1, f"TR('parser: state {st['name']}')")
+        for op in st.get("parser_ops", []):
+            self.parser_op(1, op)
+        self.gen_transitions(1, st)
+        self.emit(0, "")
+
+    def parser_op(self, ind: int, op: dict) -> None:
+        kind = op["op"]
+        ps = op.get("parameters", [])
+        if kind == "extract":
+            self.gen_extract(ind, ps[0])
+        elif kind == "extract_VL":
+            ref = ps[0]
+            bits, _ = self.expr(ps[1])
+            err = self.err_code("HeaderTooShort")
+            if ref.get("type") == "stack":
+                st = self.prog.stacks[ref["value"]]
+                ht, label = st.htype, st.name + "[]"
+                ids = self.const(f"SID{st.id}", tuple(st.header_ids))
+                i = self.tmp("n")
+                self.emit(ind, f"{i} = P.nx[{st.id}]")
+                self.emit(ind, f"if {i} >= {len(st.header_ids)}:")
+                self.emit(ind + 1, f"raise _perr({self.err_code('StackOutOfBounds')})")
+                slot = f"{ids}[{i}]"
+            else:
+                h = self.hdr(ref["value"])
+                ht, label, slot = h.htype, h.name, str(h.id)
+            layout = self.const(
+                f"HTL_{ht.name}".replace(".", "_").replace("$", "_"), [(f.width, f.signed) for f in ht.fields]
+            )
+            vmax = sum(f.varbit_max for f in ht.fields if f.width == 0)
+            self.emit(ind, f"_extract_vl(P, H, {slot}, {bits}, {layout}, {vmax}, _perr({err}))")
+            if ref.get("type") == "stack":
+                self.emit(ind, f"P.nx[{st.id}] = {i} + 1")
+            if self.trace:
+                self.emit(ind, f"TR('parser: extract {label} (varbit) ' + repr(H[{slot}][1:]))")
+        elif kind == "set":
+            code, w = self.expr(ps[1])
+            self.store(ind, ps[0], code, w)
+        elif kind == "verify":
+            c, _ = self.expr(ps[0])
+            e, _ = self.expr(ps[1])
+            self.emit(ind, f"if not {c}:")
+            self.emit(ind + 1, f"raise _perr({e})")
+        elif kind == "shift":  # deprecated: a number of bytes
+            n, _ = self.expr(ps[0])
+            b = self.tmp("b")
+            self.emit(ind, f"{b} = {n}")
+            self.emit(ind, f"if P.off + {b} > P.dlen:")
+            self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
+            self.emit(ind, f"P.off += {b}")
+        elif kind == "advance":
+            n, _ = self.expr(ps[0])
+            b = self.tmp("b")
+            self.emit(ind, f"{b} = {n}")
+            self.emit(ind, f"if P.off + ({b} >> 3) > P.dlen:")
+            self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
+            self.emit(ind, f"P.off += {b} >> 3")
+        elif kind == "primitive":
+            for p in ps:
+                self.primitive(ind, p)
+        else:
+            raise PipelineLoadError(f"unsupported parser operation '{kind}'")
+
+    def gen_extract(self, ind: int, ref: dict) -> None:
+        t = ref.get("type")
+        if t == "regular":
+            h = self.hdr(ref["value"])
+            self._extract_into(ind, f"H[{h.id}]", h.htype, h.name)
+        elif t == "stack":
+            st = self.prog.stacks[ref["value"]]
+            ids = self.const(f"SID{st.id}", tuple(st.header_ids))
+            i = self.tmp("n")
+            self.emit(ind, f"{i} = P.nx[{st.id}]")
+            self.emit(ind, f"if {i} >= {len(st.header_ids)}:")
+            self.emit(ind + 1, f"raise _perr({self.err_code('StackOutOfBounds')})")
+            self._extract_into(ind, f"H[{ids}[{i}]]", st.htype, st.name + "[]")
+            self.emit(ind, f"P.nx[{st.id}] = {i} + 1")
+        elif t == "union_stack":
+            raise PipelineLoadError("header union stacks are not supported")
+        else:
+            raise PipelineLoadError(f"unsupported extract target {ref!r}")
+
+    def _extract_into(self, ind: int, target: str, ht: HeaderType, label: str) -> None:
+        if any(f.width == 0 for f in ht.fields):
+            raise PipelineLoadError(f"header type '{ht.name}' has a varbit field: use extract_VL")
+        total = ht.total_width
+        pad = (-total) % 8  # BMv2 rounds a header up to whole bytes; the padding bits are ignored
+        n = (total + pad) // 8
+        fmt, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
+        st = self.const(f"ST_{ht.name}".replace(".", "_").replace("$", "_"), __import__("struct").Struct(fmt))
+        self.emit(ind, "_o = P.off")
+        self.emit(ind, f"_e = _o + {n}")
+        self.emit(ind, "if _e > P.dlen:")
+        self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
+        npieces = sum(len(g.pieces) for g in groups)
+        pv = [f"_p{i}" for i in range(npieces)]
+        self.emit(ind, f"{', '.join(pv)}{',' if npieces == 1 else ''} = {st}.unpack_from(P.data, _o)")
+        vals: list[str] = [""] * len(ht.fields)
+        k = 0
+        for g in groups:
+            names = pv[k : k + len(g.pieces)]
+            k += len(g.pieces)
+            if len(names) == 1:
+                gexpr = names[0]
+            else:
+                terms = []
+                rem = g.width
+                for nm, pw in zip(names, g.pieces, strict=False):
+                    rem -= pw
+                    terms.append(f"({nm} << {rem})" if rem else nm)
+                gexpr = "(" + " | ".join(terms) + ")"
+                if len(g.fields) > 1:
+                    tmpv = self.tmp("g")
+                    self.emit(ind, f"{tmpv} = {gexpr}")
+                    gexpr = tmpv
+            for fi, fw, sh in g.fields:
+                if fi >= len(ht.fields):
+                    continue
+                if len(g.fields) == 1:
+                    x = gexpr
+                else:
+                    x = f"({gexpr} >> {sh})" if sh else gexpr
+                    if sh + fw < g.width:
+                        x = f"({x} & {_mask(fw)})"
+                if ht.fields[fi].signed:
+                    x = f"_sx({x}, {fw})"
+                vals[fi] = x
+        self.emit(ind, f"{target} = [1, {', '.join(vals)}]" if vals else f"{target} = [1]")
+        self.emit(ind, "P.off = _e")
+        if self.trace:
+            names = [f.name for f in ht.fields]
+            self.emit(ind, f"TR('parser: extract {label} ' + _fmt_fields({names!r}, {target}))")
+
+    def gen_transitions(self, ind: int, st: dict) -> None:
+        trans = st.get("transitions", [])
+        keyparts = st.get("transition_key", [])
+        if not trans:
+            self.emit(ind, "return None")
+            return
+        if keyparts:
+            terms = []
+            total = 0
+            parts = []
+            for kp in keyparts:
+                code, w = self.key_part(kp)
+                parts.append((code, w))
+            for code, w in reversed(parts):
+                terms.append(f"({code} << {total})" if total else code)
+                total += w
+            self.emit(ind, f"_k = {' | '.join(reversed(terms))}")
+        for tr in trans:
+            nxt = tr.get("next_state")
+            target = self.state_fn.get(nxt, "None") if nxt else "None"
+            ttype = tr.get("type", "hexstr" if tr.get("value") not in (None, "default") else "default")
+            if tr.get("value") == "default" or ttype == "default":
+                self.emit(ind, f"return {target}")
+                return
+            if ttype == "parse_vset":
+                vs = self.const(_ident("VS", tr["value"], len(self.consts)), self.state.vsets[tr["value"]])
+                if tr.get("mask"):
+                    m = _hexint(tr["mask"])
+                    self.emit(ind, f"if any(_k & {m} == _v & {m} for _v in {vs}):")
+                else:
+                    self.emit(ind, f"if _k in {vs}:")
+            else:
+                v = _hexint(tr["value"])
+                if tr.get("mask") not in (None, ""):
+                    m = _hexint(tr["mask"])
+                    self.emit(ind, f"if _k & {m} == {v & m}:")
+                else:
+                    self.emit(ind, f"if _k == {v}:")
+            self.emit(ind + 1, f"return {target}")
+        self.emit(ind, f"raise _perr({self.err_code('NoMatch')})")
+
+    def key_part(self, kp: dict) -> tuple[str, int]:
+        t = kp.get("type")
+        if t == "lookahead":
+            off, w = int(kp["value"][0]), int(kp["value"][1])
+            return f"_lookahead(P, {off}, {w})", (w + 7) // 8 * 8
+        if t in ("field", "stack_field"):
+            target, w, signed = self.field_lvalue(kp)
+            code = f"({target} & {_mask(w)})" if signed else target
+            return code, (w + 7) // 8 * 8
+        if t == "expression":
+            code, w = self.expr(kp)
+            w = w or 32
+            return f"(({code}) & {_mask(w)})", (w + 7) // 8 * 8
+        raise PipelineLoadError(f"unsupported transition key {kp!r}")
+
+    # ---- actions
+    def gen_actions(self) -> None:
+        for a in self.prog.actions_by_id.values():
+            fn = _ident("A", a.name, a.id)
+            self.action_fn[a.id] = fn
+            self._rd_width = {i: w for i, (_, w) in enumerate(a.params)}
+            self.emit(0, f"def {fn}(P, H, A):")
+            n0 = len(self.out)
+            if any(p.get("op") in ("_jump", "_jump_if_zero") for p in a.primitives):
+                self.gen_jumping_body(a.primitives)
+            else:
+                for p in a.primitives:
+                    self.primitive(1, p)
+            if len(self.out) == n0:
+                self.emit(1, "pass")
+            else:
+                self.out[n0:] = _bind_header_locals(self.out[n0:])
+            self.emit(0, "")
+            self._rd_width = {}
+
+    def gen_jumping_body(self, prims: list[dict]) -> None:
+        """Actions with BMv2's _jump/_jump_if_zero (absolute primitive offsets): basic blocks in a
+        loop over a program counter; falling off a block enters the next one directly."""
+        n = len(prims)
+        starts = {0}
+        for i, p in enumerate(prims):
+            if p["op"] in ("_jump", "_jump_if_zero"):
+                starts.add(int(_hexint(p["parameters"][-1]["value"])))
+                starts.add(i + 1)
+        starts = sorted(x for x in starts if x < n)
+        self.emit(1, "_pc = 0")
+        self.emit(1, "while True:")
+        for bi, start in enumerate(starts):
+            end = starts[bi + 1] if bi + 1 < len(starts) else n
+            self.emit(2, f"if _pc == {start}:")
+            for p in prims[start:end]:
+                op = p["op"]
+                if op == "_jump":
+                    self.emit(3, f"_pc = {_hexint(p['parameters'][0]['value'])}")
+                    self.emit(3, "continue")
+                elif op == "_jump_if_zero":
+                    c, _ = self.expr(p["parameters"][0])
+                    self.emit(3, f"if not {c}:")
+                    self.emit(4, f"_pc = {_hexint(p['parameters'][1]['value'])}")
+                    self.emit(4, "continue")
+                else:
+                    self.primitive(3, p)
+            self.emit(3, f"_pc = {end}")
+        self.emit(2, f"if _pc >= {n}:")
+        self.emit(3, "return")
+
+    # ---- control flow
+    def gen_pipeline(self, pipe: dict) -> None:
+        pname = pipe["name"]
+        for i, t in enumerate(pipe.get("tables", [])):
+            self.node_names[t["name"]] = _ident("T", t["name"], t.get("id", i))
+        for i, c in enumerate(pipe.get("conditionals", [])):
+            self.node_names[c["name"]] = _ident("C", c["name"], c.get("id", i))
+        for i, ac in enumerate(pipe.get("action_calls", []) or []):
+            self.node_names[ac["name"]] = _ident("K", ac["name"], ac.get("id", i))
+        for t in pipe.get("tables", []):
+            self.gen_table(self.prog.tables[t["name"]])
+        for c in pipe.get("conditionals", []):
+            self.gen_conditional(c)
+        for ac in pipe.get("action_calls", []) or []:
+            self.gen_action_call(ac)
+        init = pipe.get("init_table")
+        self.emit(0, f"def PIPE_{pname}(P, H):")
+        self.emit(1, f"n = {self.node(init)}")
+        self.emit(1, "try:")
+        self.emit(2, "while n is not None:")
+        self.emit(3, "n = n(P, H)")
+        self.emit(1, "except ExitControl:")
+        if self.trace:
+            self.emit(2, f"TR('{pname}: exit')")
+        else:
+            self.emit(2, "pass")
+        self.emit(0, "")
+
+    def node(self, name: str | None) -> str:
+        if name is None:
+            return "None"
+        n = self.node_names.get(name)
+        if n is None:
+            raise PipelineLoadError(f"unknown control flow node '{name}'")
+        return n
+
+    def gen_conditional(self, c: dict) -> None:
+        fn = self.node_names[c["name"]]
+        code, _ = self.expr(c["expression"])
+        t, f = self.node(c.get("true_next")), self.node(c.get("false_next"))
+        self.emit(0, f"def {fn}(P, H):")
+        if self.trace:
+            self.emit(1, f"_c = bool({code})")
+            self.emit(1, f"TR('condition {c['name']}: ' + ('true' if _c else 'false'))")
+            self.emit(1, f"return {t} if _c else {f}")
+        else:
+            self.emit(1, f"return {t} if {code} else {f}")
+        self.emit(0, "")
+
+    def gen_action_call(self, ac: dict) -> None:
+        fn = self.node_names[ac["name"]]
+        aid = int(ac["action_id"])
+        self.emit(0, f"def {fn}(P, H):")
+        if self.trace:
+            self.emit(1, f"TR('action {self.prog.actions_by_id[aid].name}')")
+        self.emit(1, f"{self.action_fn[aid]}(P, H, ())")
+        self.emit(1, f"return {self.node(ac.get('next_node'))}")
+        self.emit(0, "")
+
+    def key_code(self, t: TableInfo) -> list[str]:
+        codes = []
+        for k in t.keys:
+            if k.match_type == "valid" or not isinstance(k.target, list):
+                h = self.hdr(k.target if isinstance(k.target, str) else k.target[0])
+                code = f"H[{h.id}][0]"
+            else:
+                target, w, signed = self.field_lvalue({"type": "field", "value": k.target})
+                code = f"({target} & {_mask(w)})" if signed else target
+            if k.mask is not None:
+                code = f"({code} & {k.mask})"
+            codes.append(code)
+        return codes
+
+    def gen_table(self, t: TableInfo) -> None:
+        ts = self.state.tables[t.name]
+        fn = self.node_names[t.name]
+        tsn = self.const(_ident("TS", t.name, t.id), ts)
+        self.emit(0, f"def {fn}(P, H):")
+        keys = self.key_code(t)
+        kn = [f"_k{i}" for i in range(len(keys))]
+        knames = [k.name for k in t.keys]
+        for name, code in zip(kn, keys, strict=False):
+            self.emit(1, f"{name} = {code}")
+        if ts.kind == "none":
+            self.emit(1, f"e = {tsn}.default")
+            hit = False
+        else:
+            hit = True
+            self.gen_lookup(1, ts, tsn, kn)
+        # hit / miss next
+        hm = t.hit_miss
+        hit_next = self.node(t.next_tables.get("__HIT__")) if hm else None
+        miss_next = self.node(t.next_tables.get("__MISS__")) if hm else None
+        if hit:
+            self.emit(1, "if e is None:")
+            self.emit(2, f"e = {tsn}.default")
+            if self.trace:
+                self.emit(
+                    2,
+                    f"TR('table {t.name}: miss' + _fmt_key({knames!r}, ({', '.join(kn)}{',' if len(kn) == 1 else ''})))",
+                )
+            self.gen_run(2, t, tsn, is_hit=False)
+            self.emit(2, f"return {miss_next}" if hm else "return _nxt")
+            if self.trace:
+                self.emit(
+                    1,
+                    f"TR('table {t.name}: hit' + _fmt_key({knames!r}, ({', '.join(kn)}{',' if len(kn) == 1 else ''})))",
+                )
+            if t.with_counters:
+                self.emit(1, "_c = e.counter")
+                self.emit(1, "_c[0] += 1")
+                self.emit(1, "_c[1] += P.plen")
+            if t.direct_meters:
+                minfo = self.prog.meters.get(t.direct_meters)
+                if minfo is not None and minfo.result_target:
+                    units = "P.plen" if minfo.meter_type == "bytes" else "1"
+                    self.store(
+                        1,
+                        {"type": "field", "value": minfo.result_target},
+                        f"e.meter.execute({units}, NOW_US())",
+                        2,
+                    )
+            self.gen_run(1, t, tsn, is_hit=True)
+            self.emit(1, f"return {hit_next}" if hm else "return _nxt")
+        else:
+            if self.trace:
+                self.emit(1, f"TR('table {t.name}: (keyless)')")
+            self.gen_run(1, t, tsn, is_hit=False)
+            self.emit(1, f"return {miss_next}" if hm else "return _nxt")
+        self.emit(0, "")
+        # per-action next nodes
+        nxt: dict[str, str] = {}
+        for a in t.action_names:
+            nxt[a] = self.node(t.next_tables[a]) if a in t.next_tables else self.node(t.base_default_next)
+        self.table_next_src[t.name] = nxt
+        self.table_default_next_src[t.name] = self.node(t.base_default_next)
+
+    def gen_run(self, ind: int, t: TableInfo, tsn: str, is_hit: bool) -> None:
+        """Run the chosen entry's action; sets ``_nxt`` to its next node."""
+        if t.action_profile:
+            prof = self.prog.action_profiles.get(t.action_profile)
+            self.emit(ind, "_m = e.member")
+            self.emit(ind, "if _m is None and e.group is not None:")
+            self.emit(ind + 1, "_g = e.group.members")
+            if prof is not None and prof.selector is not None:
+                sel = _ident("SEL", prof.name, 0)
+                self.emit(ind + 1, f"_m = _g[{sel}(P, H) % len(_g)] if _g else None")
+            else:
+                self.emit(ind + 1, "_m = _g[0] if _g else None")
+            self.emit(ind, "if _m is not None:")
+            if self.trace:
+                self.emit(
+                    ind + 1, "TR('  -> member %d: %s' % (_m.member_id, _fmt_action(_m.action, _m.args)))"
+                )
+            self.emit(ind + 1, "_m.fn(P, H, _m.args)")
+            self.emit(ind + 1, f"_nxt = _m.nxt[{t.name!r}]")
+            self.emit(ind, "elif e.fn is not None:")
+            if self.trace:
+                self.emit(ind + 1, "TR('  -> ' + _fmt_action(e.action, e.args))")
+            self.emit(ind + 1, "e.fn(P, H, e.args)")
+            self.emit(ind + 1, "_nxt = e.nxt")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, "_nxt = e.nxt")
+            return
+        if self.trace:
+            self.emit(ind, "TR('  -> ' + _fmt_action(e.action, e.args))")
+        self.emit(ind, "e.fn(P, H, e.args)")
+        self.emit(ind, "_nxt = e.nxt")
+
+    def gen_lookup(self, ind: int, ts: Any, tsn: str, kn: list[str]) -> None:
+        if ts.kind == "exact":
+            key = kn[0] if len(kn) == 1 else f"({', '.join(kn)})"
+            self.emit(ind, f"e = {tsn}.exact.get({key})")
+        elif ts.kind == "lpm":
+            lp = ts.lpm_pos
+            masked = [f"{k} & _pm" if i == lp else k for i, k in enumerate(kn)]
+            key = masked[0] if len(kn) == 1 else f"({', '.join(masked)})"
+            self.emit(ind, "e = None")
+            self.emit(ind, f"for _pm, _d in {tsn}.lpm:")
+            self.emit(ind + 1, f"e = _d.get({key})")
+            self.emit(ind + 1, "if e is not None:")
+            self.emit(ind + 2, "break")
+        else:
+            names = []
+            conds = []
+            for i, (k, kf) in enumerate(zip(kn, ts.info.keys, strict=False)):
+                a, b = f"_a{i}", f"_b{i}"
+                names += [a, b]
+                if kf.match_type == "range":
+                    conds.append(f"{a} <= {k} <= {b}")
+                else:
+                    conds.append(f"{k} & {b} == {a}")
+            self.emit(ind, f"for {', '.join(names)}, e in {tsn}.rows:")
+            self.emit(ind + 1, f"if {' and '.join(conds)}:")
+            self.emit(ind + 2, "break")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, "e = None")
+
+    # ---- checksums / deparser / learning
+    def gen_checksums(self) -> None:
+        verify, update = [], []
+        for c in self.prog.checksums:
+            calc = c.get("calculation")
+            fn = self.calc_fn(calc)
+            target, w, _ = self.field_lvalue({"type": "field", "value": c["target"]})
+            cond = self.expr(c["if_cond"])[0] if c.get("if_cond") else None
+            if c.get("verify", True):
+                verify.append((fn, target, w, cond, c.get("name", calc)))
+            if c.get("update", True):
+                update.append((fn, target, w, cond, c.get("name", calc)))
+        ce = self.smf["checksum_error"]
+        self.emit(0, "def VERIFY_CHECKSUMS(P, H):")
+        if not verify:
+            self.emit(1, "pass")
+        for fn, target, w, cond, name in verify:
+            ind = 1
+            if cond:
+                self.emit(1, f"if {cond}:")
+                ind = 2
+            self.emit(ind, f"if ({fn}(P, H) & {_mask(w)}) != {target}:")
+            self.emit(ind + 1, f"H[{self.sm}][{ce}] = 1")
+            if self.trace:
+                self.emit(ind + 1, f"TR('verify checksum {name}: mismatch')")
+        self.emit(0, "")
+        self.emit(0, "def UPDATE_CHECKSUMS(P, H):")
+        if not update:
+            self.emit(1, "pass")
+        for fn, target, w, cond, _name in update:
+            ind = 1
+            if cond:
+                self.emit(1, f"if {cond}:")
+                ind = 2
+            self.emit(ind, f"{target} = {fn}(P, H) & {_mask(w)}")
+        self.emit(0, "")
+
+    def gen_deparser(self) -> None:
+        order = (self.prog.deparser or {}).get("order", [])
+        self.emit(0, "def DEPARSE(P, H):")
+        self.emit(1, "_out = []")
+        for name in order:
+            h = self.hdr(name)
+            ht = h.htype
+            if any(f.width == 0 for f in ht.fields):
+                self.emit(1, f"if H[{h.id}][0]:")
+                self.consts[f"HT{h.id}"] = [(f.width, f.signed) for f in ht.fields]
+                self.emit(2, f"_out.append(_deparse_vl(H[{h.id}], HT{h.id}))")
+                continue
+            if not ht.fields:
+                continue
+            total = ht.total_width
+            pad = (-total) % 8
+            self.emit(1, f"_h = H[{h.id}]")
+            self.emit(1, "if _h[0]:")
+            fmt, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
+            st = self.const(
+                f"ST_{ht.name}".replace(".", "_").replace("$", "_"), __import__("struct").Struct(fmt)
+            )
+            args: list[str] = []
+            for g in groups:
+                terms = []
+                for fi, fw, sh in g.fields:
+                    if fi >= len(ht.fields):
+                        continue  # padding bits: zero
+                    x = f"(_h[{fi + 1}] & {_mask(fw)})" if ht.fields[fi].signed else f"_h[{fi + 1}]"
+                    terms.append(f"({x} << {sh})" if sh else x)
+                gexpr = " | ".join(terms)
+                if len(g.pieces) == 1:
+                    args.append(gexpr if len(terms) == 1 else f"({gexpr})")
+                    continue
+                gv = self.tmp("g")
+                self.emit(2, f"{gv} = {gexpr}")
+                rem = g.width
+                for pw in g.pieces:
+                    rem -= pw
+                    x = f"({gv} >> {rem})" if rem else gv
+                    if rem + pw < g.width:
+                        x = f"({x} & {_mask(pw)})"
+                    args.append(x)
+            self.emit(2, f"_out.append({st}.pack({', '.join(args)}))")
+        self.emit(1, "_out.append(P.data[P.off:])")
+        self.emit(1, "return b''.join(_out)")
+        self.emit(0, "")
+
+    def gen_learn_and_field_lists(self) -> None:
+        """LEARN[id](H) -> tuple of values; FL[id] -> list of (header id, position) to preserve."""
+        self.emit(0, "LEARN = {}")
+        for lid, ll in self.prog.learn_lists.items():
+            vals = []
+            for el in ll.get("elements", []):
+                code, _ = self.expr(el)
+                vals.append(code)
+            fn = f"_learn{lid}"
+            self.emit(0, f"def {fn}(P, H):")
+            self.emit(1, f"return ({', '.join(vals)}{',' if len(vals) == 1 else ''})")
+            self.emit(0, f"LEARN[{lid}] = {fn}")
+        self.emit(0, "")
+        fls: dict[int, list[tuple[int, int]]] = {}
+        for fid, fl in self.prog.field_lists.items():
+            refs = []
+            for el in fl.get("elements", []):
+                if el.get("type") == "field":
+                    hid, pos, _ = self.prog.field_ref(el["value"][0], el["value"][1])
+                    refs.append((hid, pos))
+            fls[fid] = refs
+        self.consts["FIELD_LISTS"] = fls
+
+    def gen_selectors(self) -> None:
+        for name, ap in self.prog.action_profiles.items():
+            if ap.selector is None:
+                continue
+            fn = _ident("SEL", name, 0)
+            self._emit_hash_fn(
+                fn, ap.selector.get("input", []), ap.selector.get("algo", "crc16"), "$selector$" + name
+            )
+
+
+def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dict) -> Compiled:
+    """Generate, compile and execute the module; return its namespace and binding tables."""
+    gen = CodeGen(prog, state, trace)
+    src = gen.build()
+    ns: dict[str, Any] = dict(helpers)
+    ns.update(gen.consts)
+    ns["HF"] = state.hash_fns
+    ns["ExitControl"] = ExitControl
+    ns["AssertionFailed"] = AssertionFailed
+    ns["_stack_at"] = stack_at
+    code = compile(src, f"<p4kit pipeline {prog.json.get('program', '')}>", "exec")
+    exec(code, ns)
+    comp = Compiled(source=src, ns=ns)
+    for aid, fn in gen.action_fn.items():
+        comp.action_fns[aid] = ns[fn]
+    for tname, m in gen.table_next_src.items():
+        resolved = {a: (None if n == "None" else ns[n]) for a, n in m.items()}
+        dflt = gen.table_default_next_src[tname]
+        resolved[""] = None if dflt == "None" else ns[dflt]
+        comp.table_next[tname] = resolved
+    return comp

@@ -1,0 +1,724 @@
+"""The v1model packet flow of simple_switch around the generated code.
+
+Why here and not generated: the order of decisions after ingress and after egress is fixed by the
+architecture, not the program, and is easiest to audit as plain Python. simple_switch's order:
+
+after ingress: (1) ingress clone -> the original packet, re-parsed, to egress as INGRESS_CLONE;
+(2) a pending digest is sent; (3) resubmit -> the original packet re-enters ingress (RESUBMIT);
+(4) mcast_grp != 0 -> one copy per (port, rid) replica (REPLICATION); (5) egress_spec == drop port ->
+drop; (6) else unicast to egress_spec.
+after egress: (1) egress clone -> a copy of the processed packet (metadata reset, not re-parsed) to
+egress as EGRESS_CLONE; (2) egress_spec == drop port -> drop; (3) compute checksums and deparse;
+(4) recirculate -> the deparsed packet re-enters ingress (RECIRC); (5) else it leaves on egress_port.
+Preserved field lists (resubmit/recirculate/clone with a field list) carry their values across.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from p4kit.switch import hashes
+from p4kit.switch.codegen import AssertionFailed, ParserError, compile_program, sign_extend
+from p4kit.switch.program import (
+    PKT_EGRESS_CLONE,
+    PKT_INGRESS_CLONE,
+    PKT_NORMAL,
+    PKT_RECIRC,
+    PKT_REPLICATION,
+    PKT_RESUBMIT,
+    Program,
+)
+from p4kit.switch.state import Member, SwitchState
+from p4kit.switch.tables import Entry, TableState
+
+if TYPE_CHECKING:
+    from p4kit.switch.runtime import Switch
+
+log = logging.getLogger("p4kit.switch")
+
+
+class Pkt:
+    """Per-packet state besides the headers (see codegen's module docstring)."""
+
+    __slots__ = (
+        "H",
+        "clone",
+        "data",
+        "dlen",
+        "in_port",
+        "learn",
+        "nx",
+        "off",
+        "plen",
+        "recirc",
+        "resubmit",
+        "trunc",
+    )
+
+    def __init__(self, data: bytes, nstacks: int) -> None:
+        self.data = data
+        self.off = 0
+        self.dlen = len(data)
+        self.plen = len(data)
+        self.nx = [0] * nstacks
+        self.clone: tuple[int, int] | None = None
+        self.resubmit: int | None = None
+        self.recirc: int | None = None
+        self.trunc = 0
+        self.learn = 0
+        self.in_port = 0
+        self.H: list = []
+
+
+def _reg_get(cells: list[int], i: int) -> int:
+    return cells[i] if 0 <= i < len(cells) else 0
+
+
+def _sat(v: int, lo: int, hi: int) -> int:
+    return lo if v < lo else hi if v > hi else v
+
+
+def _lookahead(P: Pkt, off: int, width: int) -> int:
+    start = P.off * 8 + off
+    end = start + width
+    if end > P.dlen * 8:
+        raise _PERR_TOO_SHORT[0]
+    b0, b1 = start >> 3, (end + 7) >> 3
+    v = int.from_bytes(P.data[b0:b1], "big")
+    return (v >> (b1 * 8 - end)) & ((1 << width) - 1)
+
+
+_PERR_TOO_SHORT: list[Any] = [None]
+
+
+def _stack_push(P: Pkt, H: list, ids: tuple, sid: int, n: int) -> None:
+    """push_front(n), in place (generated actions keep header lists in locals)."""
+    size = len(ids)
+    for i in range(size - 1, -1, -1):
+        if i - n >= 0:
+            H[ids[i]][:] = H[ids[i - n]]
+        else:
+            H[ids[i]][0] = 0
+    P.nx[sid] = min(size, P.nx[sid] + n)
+
+
+def _stack_pop(P: Pkt, H: list, ids: tuple, sid: int, n: int) -> None:
+    """pop_front(n), in place."""
+    size = len(ids)
+    for i in range(size):
+        if i + n < size:
+            H[ids[i]][:] = H[ids[i + n]]
+        else:
+            H[ids[i]][0] = 0
+    P.nx[sid] = max(0, P.nx[sid] - n)
+
+
+def _extract_vl(
+    P: Pkt, H: list, hid: int, varbits: int, layout: list[tuple[int, bool]], vmax: int, too_long: Exception
+) -> None:
+    """Extract a header with one varbit field of ``varbits`` bits; the varbit width is stored after
+    the fields (slot len(layout) + 1). A length beyond the field's maximum is HeaderTooShort, as in
+    BMv2."""
+    if vmax and varbits > vmax:
+        raise too_long
+    widths = [w if w else varbits for w, _ in layout]
+    total = sum(widths)
+    if total % 8:
+        raise _PERR_TOO_SHORT[0]
+    n = total // 8
+    if P.off + n > P.dlen:
+        raise _PERR_TOO_SHORT[0]
+    v = int.from_bytes(P.data[P.off : P.off + n], "big")
+    vals = []
+    shift = total
+    for (_w, signed), width in zip(layout, widths, strict=False):
+        shift -= width
+        x = (v >> shift) & ((1 << width) - 1)
+        vals.append(sign_extend(x, width) if signed and width else x)
+    H[hid] = [1, *vals, varbits]
+    P.off += n
+
+
+def _deparse_vl(h: list, layout: list[tuple[int, bool]]) -> bytes:
+    varbits = h[len(layout) + 1] if len(h) > len(layout) + 1 else 0
+    v = 0
+    total = 0
+    for i, (w, _) in enumerate(layout):
+        width = w if w else varbits
+        v = (v << width) | (h[i + 1] & ((1 << width) - 1) if width else 0)
+        total += width
+    return v.to_bytes((total + 7) // 8, "big") if total else b""
+
+
+def _fmt_fields(names: list[str], h: list) -> str:
+    return "{" + ", ".join(f"{n}={h[i + 1]:#x}" for i, n in enumerate(names)) + "}"
+
+
+def _fmt_key(names: list[str], vals: tuple) -> str:
+    if not names:
+        return ""
+    return " key={" + ", ".join(f"{n}={v:#x}" for n, v in zip(names, vals, strict=False)) + "}"
+
+
+class Engine:
+    """Compiled pipeline + the v1model flow; owned by a runtime.Switch (which holds the lock)."""
+
+    def __init__(self, switch: Switch, program: Program, state: SwitchState) -> None:
+        self.sw = switch
+        self.prog = program
+        self.state = state
+        self.comp: Any = None
+        sm = program.header_by_name["standard_metadata"]
+        self.SM = sm.id
+        idx = {f.name: i + 1 for i, f in enumerate(sm.htype.fields)}
+        self.F = idx
+        self.nstacks = max((s.id for s in program.stacks.values()), default=-1) + 1
+        self.metadata_ids = [h.id for h in program.headers if h.metadata]
+
+    # -------------------------------------------------------------- compile & bind
+    def compile(self, tracing: bool) -> None:
+        sw = self.sw
+        prog = self.prog
+        err_names = {c: n for n, c in prog.errors.items()}
+
+        def perr(code: int) -> ParserError:
+            return ParserError(code, err_names.get(code, str(code)))
+
+        _PERR_TOO_SHORT[0] = perr(prog.errors.get("PacketTooShort", 1))
+
+        def log_msg(fmt: str, args: tuple) -> None:
+            try:
+                msg = fmt.format(*args)
+            except (IndexError, KeyError, ValueError):
+                msg = f"{fmt} {args}"
+            if sw._log_cb is not None:
+                sw._log_cb(msg)
+            else:
+                log.info("log_msg: %s", msg)
+            if sw._trace is not None:
+                sw._trace(f"log_msg: {msg}")
+
+        def trace_line(msg: str) -> None:
+            fn = sw._trace
+            if fn is not None:
+                fn(msg)
+
+        def fmt_action(name: str | None, args: tuple) -> str:
+            if name is None:
+                return "no action"
+            info = prog.actions.get(name)
+            names = info.param_names if info is not None else [f"p{i}" for i in range(len(args))]
+            return f"{name}(" + ", ".join(f"{n}={v:#x}" for n, v in zip(names, args, strict=False)) + ")"
+
+        order = [
+            program_hid
+            for program_hid in (prog.header_by_name[n].id for n in (prog.deparser or {}).get("order", []))
+        ]
+        metadata = {h.id for h in prog.headers if h.metadata}
+        hash_fns = self.state.hash_fns
+
+        def calc_slow(P: Pkt, H: list, spec: tuple) -> int:
+            """A calculation over valid headers only, optionally followed by the payload."""
+            items, payload, after, is_csum, key = spec
+            v = 0
+            n = 0
+            for hid, pos, w, const in items:
+                if hid is None:
+                    x = const
+                else:
+                    h = H[hid]
+                    if not h[0] and hid not in metadata:
+                        continue
+                    x = h[pos] & ((1 << w) - 1)
+                v = (v << w) | x
+                n += w
+            if not payload:
+                if is_csum:
+                    return hashes.csum16_int(v, n)
+                pad = (-n) % 8
+                return hash_fns[key]((v << pad).to_bytes((n + pad) // 8, "big"))
+            pad = (-n) % 8
+            parts = [(v << pad).to_bytes((n + pad) // 8, "big")]
+            ser = self.comp.ns["SER"]
+            for hid in order[after + 1 :]:
+                if H[hid][0] and hid in ser:
+                    parts.append(ser[hid](H[hid]))
+            parts.append(P.data[P.off :])
+            data = b"".join(parts)
+            return hashes.csum16(data) if is_csum else hash_fns[key](data)
+
+        helpers = {
+            "_calc_slow": calc_slow,
+            "_fmt_action": fmt_action,
+            "_sx": sign_extend,
+            "_sat": _sat,
+            "_reg_get": _reg_get,
+            "_fb": int.from_bytes,
+            "_perr": perr,
+            "_lookahead": _lookahead,
+            "_stack_push": _stack_push,
+            "_stack_pop": _stack_pop,
+            "_extract_vl": _extract_vl,
+            "_deparse_vl": _deparse_vl,
+            "_fmt_fields": _fmt_fields,
+            "_fmt_key": _fmt_key,
+            "_csum16_int": hashes.csum16_int,
+            "_rand": self.state.rng.randint,
+            "LOG": log_msg,
+            "TR": trace_line,
+            "NOW_US": sw.now_us,
+            "DROP_PORT": sw.drop_port,
+        }
+        self.comp = compile_program(prog, self.state, tracing, helpers)
+        ns = self.comp.ns
+        self.NEW_HEADERS = ns["NEW_HEADERS"]
+        self.PARSE = ns["PARSE"]
+        self.VERIFY = ns["VERIFY_CHECKSUMS"]
+        self.UPDATE = ns["UPDATE_CHECKSUMS"]
+        self.DEPARSE = ns["DEPARSE"]
+        self.INGRESS = ns.get("PIPE_ingress", lambda P, H: None)
+        self.EGRESS = ns.get("PIPE_egress", lambda P, H: None)
+        self.LEARN = ns["LEARN"]
+        self.FIELD_LISTS = ns["FIELD_LISTS"]
+        self.tracing = tracing
+        self.fast = None if tracing else self._make_fast_path()
+        if self.fast is not None:
+            self.process = self.fast  # type: ignore[method-assign]
+        else:
+            self.__dict__.pop("process", None)
+
+    def bind_entry(self, ts: TableState, e: Entry, action_id: int | None) -> None:
+        nxt = self.comp.table_next.get(ts.name, {})
+        if action_id is None:
+            e.fn = None if ts.info.action_profile else _noop
+            e.nxt = nxt.get("", None)
+            return
+        e.fn = self.comp.action_fns[action_id]
+        name = self.prog.actions_by_id[action_id].name
+        e.nxt = nxt[name] if name in nxt else nxt.get("", None)
+
+    def bind_member(self, profile: str, m: Member) -> None:
+        m.fn = self.comp.action_fns[m.action_id]
+        m.nxt = {}
+        for ts in self.state.tables.values():
+            if ts.info.action_profile == profile:
+                nxt = self.comp.table_next.get(ts.name, {})
+                m.nxt[ts.name] = nxt[m.action] if m.action in nxt else nxt.get("", None)
+
+    # -------------------------------------------------------------- packet flow
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        """The general path (used when tracing; the fast path replaces this attribute otherwise)."""
+        if self.sw.drop_log:
+            self.sw.drop_log.clear()
+        ingress_q: deque = deque([(data, port, PKT_NORMAL, None)])
+        return self._run(ingress_q, deque(), [])
+
+    def _run(self, ingress_q: deque, egress_q: deque, out: list) -> list[tuple[int, bytes]]:
+        """The general flow: a queue of packets entering ingress and one of copies entering egress."""
+        budget = self.sw.max_recirculations + 1
+        while ingress_q or egress_q:
+            if egress_q:
+                P, eport = egress_q.popleft()
+                self._guard(self._egress, P, eport, ingress_q, egress_q, out)
+                continue
+            item = ingress_q.popleft()
+            budget -= 1
+            if budget < 0:
+                self._drop("too many resubmits/recirculations for one packet")
+                continue
+            self._guard(self._ingress, *item, ingress_q, egress_q)
+        return out
+
+    def _make_fast_path(self) -> Any:
+        """A closure for the common case -- one packet in, at most one out, no clone, digest,
+        resubmit, multicast or recirculation -- with every constant bound as a closure variable.
+        As soon as the packet needs anything else it continues on the general path."""
+        sw = self.sw
+        F = self.F
+        SM = self.SM
+        IP, _IT, PL, IGTS = (
+            F["ingress_port"],
+            F["instance_type"],
+            F["packet_length"],
+            F["ingress_global_timestamp"],
+        )
+        ES, EP, EGTS, MG, PE = (
+            F["egress_spec"],
+            F["egress_port"],
+            F["egress_global_timestamp"],
+            F["mcast_grp"],
+            F["parser_error"],
+        )
+        NEW, PARSE, VERIFY, INGRESS = self.NEW_HEADERS, self.PARSE, self.VERIFY, self.INGRESS
+        EGRESS, UPDATE, DEPARSE = self.EGRESS, self.UPDATE, self.DEPARSE
+        DROP = sw.drop_port
+        clock, t0 = sw.clock, sw._t0
+        nstacks = self.nstacks
+        cpu_port = sw.cpu_port
+        drop = self._drop
+        slow_ingress, slow_egress = self._continue_after_ingress, self._continue_after_egress
+
+        # The closure is generated as source so that stages the program does not have (no checksum,
+        # an empty egress, timestamps nobody reads) cost nothing at all.
+        src_json = json.dumps(
+            {k: v for k, v in self.prog.json.items() if k not in ("header_types", "headers")}
+        )
+        uses_ts = "global_timestamp" in src_json
+        ns = self.comp.ns
+        lines = [
+            "def body(port, data):",
+            "    P = Pkt(data, nstacks)",
+            "    H = P.H = NEW()",
+            "    P.in_port = port",
+            "    sm = H[SM]",
+            "    sm[IP] = port & 0x1FF",
+            "    sm[PL] = P.plen",
+        ]
+        if uses_ts:
+            lines.append("    sm[IGTS] = now = int((clock() - t0) * 1000000) & 0xFFFFFFFFFFFF")
+        lines += [
+            "    try:",
+            "        PARSE(P, H)",
+            "    except ParserError as exc:",
+            "        sm[PE] = exc.code",
+        ]
+        if ns.get("HAS_VERIFY"):
+            lines.append("    VERIFY(P, H)")
+        lines += [
+            "    INGRESS(P, H)",
+            "    if P.clone is not None or P.learn or P.resubmit is not None or sm[MG]:",
+            "        return slow_ingress(P, data, port)",
+            "    es = sm[ES]",
+            "    if es == DROP:",
+            "        drop(DROP_IN)",
+            "        return []",
+            "    sm[EP] = es",
+            "    sm[ES] = 0",
+        ]
+        if uses_ts:
+            lines.append("    sm[EGTS] = now")
+        if ns.get("HAS_EGRESS"):
+            lines += [
+                "    EGRESS(P, H)",
+                "    if P.clone is not None or P.recirc is not None:",
+                "        return slow_egress(P, es)",
+                "    if sm[ES] == DROP:",
+                "        drop(DROP_OUT)",
+                "        return []",
+            ]
+        if ns.get("HAS_UPDATE"):
+            lines.append("    UPDATE(P, H)")
+        lines += [
+            "    out = DEPARSE(P, H)",
+            "    if P.trunc and len(out) > P.trunc:",
+            "        out = out[: P.trunc]",
+            "    if es == cpu_port and sw._packet_in_cb is not None:",
+            "        return packet_in(out, port)",
+            "    return [(es, out)]",
+        ]
+
+        def packet_in(out: bytes, port: int) -> list:
+            from p4kit.switch.runtime import PacketIn
+
+            sw._packet_in_cb(PacketIn(out, port))
+            return []
+
+        env = {
+            "AssertionFailed": AssertionFailed,
+            "drop_log": sw.drop_log,
+            "Pkt": Pkt,
+            "ParserError": ParserError,
+            "nstacks": nstacks,
+            "NEW": NEW,
+            "PARSE": PARSE,
+            "VERIFY": VERIFY,
+            "INGRESS": INGRESS,
+            "EGRESS": EGRESS,
+            "UPDATE": UPDATE,
+            "DEPARSE": DEPARSE,
+            "SM": SM,
+            "IP": IP,
+            "PL": PL,
+            "IGTS": IGTS,
+            "ES": ES,
+            "EP": EP,
+            "EGTS": EGTS,
+            "MG": MG,
+            "PE": PE,
+            "DROP": DROP,
+            "DROP_IN": f"egress_spec is the drop port {DROP} at the end of ingress (mark_to_drop)",
+            "DROP_OUT": f"egress_spec is the drop port {DROP} at the end of egress (mark_to_drop)",
+            "clock": clock,
+            "t0": t0,
+            "cpu_port": cpu_port,
+            "sw": sw,
+            "drop": drop,
+            "slow_ingress": slow_ingress,
+            "slow_egress": slow_egress,
+            "packet_in": packet_in,
+        }
+        # Wrap the body in the guard without an extra call: header, then the body indented in `try`.
+        wrapped = [
+            "def fast(port, data):",
+            "    if drop_log:",
+            "        drop_log.clear()",
+            "    try:",
+            *["    " + ln for ln in lines[1:]],
+            "    except AssertionFailed as exc:",
+            "        drop(f'{exc} (simple_switch would stop)')",
+            "        return []",
+            "    except Exception as exc:  # a malformed packet must never escape",
+            "        if sw.raise_internal_errors:",
+            "            raise",
+            "        drop(f'internal error while processing the packet: {type(exc).__name__}: {exc}')",
+            "        return []",
+        ]
+        exec(compile("\n".join(wrapped) + "\n", "<p4kit fast path>", "exec"), env)
+        fast = env["fast"]
+        return fast
+
+    def _continue_after_ingress(self, P: Pkt, data: bytes, port: int) -> list[tuple[int, bytes]]:
+        ingress_q: deque = deque()
+        egress_q: deque = deque()
+        out: list = []
+        self._guard(self._after_ingress, P, data, port, ingress_q, egress_q)
+        return self._run(ingress_q, egress_q, out)
+
+    def _continue_after_egress(self, P: Pkt, port: int) -> list[tuple[int, bytes]]:
+        ingress_q: deque = deque()
+        egress_q: deque = deque()
+        out: list = []
+        self._guard(self._after_egress, P, port, ingress_q, egress_q, out)
+        return self._run(ingress_q, egress_q, out)
+
+    def _guard(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except AssertionFailed as exc:
+            self._drop(f"{exc} (simple_switch would stop)")
+        except Exception as exc:  # a malformed packet must never escape process()
+            if self.sw.raise_internal_errors:
+                raise
+            self._drop(f"internal error while processing the packet: {type(exc).__name__}: {exc}")
+
+    def _drop(self, reason: str) -> None:
+        self.sw.drop_log.append(reason)
+        if self.sw._trace is not None:
+            self.sw._trace(f"drop: {reason}")
+
+    def _new_packet(self, data: bytes, port: int, itype: int) -> Pkt:
+        P = Pkt(data, self.nstacks)
+        H = self.NEW_HEADERS()
+        P.H = H
+        P.in_port = port
+        sm = H[self.SM]
+        F = self.F
+        sm[F["ingress_port"]] = port & 0x1FF
+        sm[F["instance_type"]] = itype
+        sm[F["packet_length"]] = len(data)
+        sm[F["ingress_global_timestamp"]] = self.sw.now_us() & 0xFFFFFFFFFFFF
+        return P
+
+    def _parse(self, P: Pkt) -> None:
+        try:
+            self.PARSE(P, P.H)
+        except ParserError as exc:
+            P.H[self.SM][self.F["parser_error"]] = exc.code
+            if self.tracing:
+                self.sw._trace(f"parser: error {exc.name} at byte {P.off}")
+
+    def _preserve(self, H: list, fl_id: int | None) -> list[tuple[int, int, int]]:
+        if not fl_id:
+            return []
+        return [(hid, pos, H[hid][pos]) for hid, pos in self.FIELD_LISTS.get(fl_id, [])]
+
+    @staticmethod
+    def _restore(H: list, saved: list[tuple[int, int, int]] | None) -> None:
+        for hid, pos, v in saved or ():
+            H[hid][pos] = v
+
+    def _ingress(
+        self,
+        data: bytes,
+        port: int,
+        itype: int,
+        saved: list | None,
+        ingress_q: deque,
+        egress_q: deque,
+    ) -> None:
+        sw = self.sw
+        tracing = self.tracing
+        P = self._new_packet(data, port, itype)
+        H = P.H
+        self._restore(H, saved)
+        if tracing:
+            sw._trace(f"ingress: packet of {len(data)} bytes on port {port} (instance_type {itype})")
+        self._parse(P)
+        self.VERIFY(P, H)
+        self.INGRESS(P, H)
+        self._after_ingress(P, data, port, ingress_q, egress_q)
+
+    def _after_ingress(self, P: Pkt, data: bytes, port: int, ingress_q: deque, egress_q: deque) -> None:
+        sw = self.sw
+        F = self.F
+        tracing = self.tracing
+        H = P.H
+        sm = H[self.SM]
+        # (1) ingress clone
+        if P.clone is not None:
+            sess, fl = P.clone
+            self._clone(sess, fl, P, PKT_INGRESS_CLONE, egress_q, reparse=True)
+        # (2) digest
+        if P.learn:
+            self._learn(P)
+        # (3) resubmit
+        if P.resubmit is not None:
+            if tracing:
+                sw._trace("ingress: resubmit")
+            ingress_q.appendleft((data, port, PKT_RESUBMIT, self._preserve(H, P.resubmit)))
+            return
+        # (4) multicast
+        mg = sm[F["mcast_grp"]]
+        if mg:
+            reps = self.state.pre.replicas(mg)
+            if tracing:
+                sw._trace(f"ingress: multicast group {mg} -> {list(reps)}")
+            if not reps:
+                self._drop(f"multicast group {mg} has no replicas (or does not exist)")
+            for rport, rid in reps:
+                Q = self._copy(P)
+                qs = Q.H[self.SM]
+                qs[F["egress_rid"]] = rid
+                qs[F["instance_type"]] = PKT_REPLICATION
+                egress_q.append((Q, rport))
+            return
+        # (5) drop / (6) unicast
+        es = sm[F["egress_spec"]]
+        if es == sw.drop_port:
+            self._drop(f"egress_spec is the drop port {sw.drop_port} at the end of ingress (mark_to_drop)")
+            return
+        if tracing:
+            sw._trace(f"ingress: unicast to port {es}")
+        sm[F["instance_type"]] = PKT_NORMAL  # simple_switch resets it for unicast
+        egress_q.append((P, es))
+
+    def _copy(self, P: Pkt) -> Pkt:
+        Q = Pkt.__new__(Pkt)
+        Q.data, Q.off, Q.dlen, Q.plen = P.data, P.off, P.dlen, P.plen
+        Q.nx = P.nx[:]
+        Q.clone = Q.resubmit = Q.recirc = None
+        Q.trunc, Q.learn, Q.in_port = P.trunc, 0, P.in_port
+        Q.H = [h[:] for h in P.H]
+        return Q
+
+    def _clone(self, sess: int, fl: int, P: Pkt, itype: int, egress_q: deque, reparse: bool) -> None:
+        s = self.state.pre.sessions.get(sess)
+        if s is None:
+            if self.tracing:
+                self.sw._trace(f"clone: session {sess} does not exist, no clone made")
+            return
+        saved = self._preserve(P.H, fl)
+        if s.port is not None:
+            targets = [(s.port, 0)]
+        elif s.mcast_grp is not None:
+            targets = list(self.state.pre.replicas(s.mcast_grp))
+        else:
+            targets = list(s.replicas or [])
+        for port, rid in targets:
+            if reparse:
+                Q = self._new_packet(P.data, P.in_port, itype)
+                self._parse(Q)
+            else:
+                Q = self._copy(P)
+                for hid in self.metadata_ids:  # metadata reset, headers kept
+                    h = Q.H[hid]
+                    Q.H[hid] = [1] + [0] * (len(h) - 1)
+                Q.H[self.SM][self.F["ingress_port"]] = P.in_port
+                Q.H[self.SM][self.F["packet_length"]] = P.plen
+            self._restore(Q.H, saved)
+            qs = Q.H[self.SM]
+            qs[self.F["instance_type"]] = itype
+            qs[self.F["egress_rid"]] = rid
+            if s.truncate_length:
+                Q.trunc = s.truncate_length
+            if self.tracing:
+                kind = "ingress" if itype == PKT_INGRESS_CLONE else "egress"
+                self.sw._trace(f"clone: {kind} clone via session {sess} to port {port}")
+            egress_q.append((Q, port))
+
+    def _learn(self, P: Pkt) -> None:
+        sw = self.sw
+        lid = P.learn
+        fn = self.LEARN.get(lid)
+        ll = self.prog.learn_lists.get(lid)
+        if fn is None or ll is None:
+            return
+        values = fn(P, P.H)
+        if self.tracing:
+            sw._trace(f"digest: {ll['name']} {values}")
+        if sw._digest_cb is not None:
+            from p4kit.switch.runtime import DigestMessage
+
+            sw._digest_cb(DigestMessage(ll["name"], lid, tuple(values)))
+
+    def _egress(self, P: Pkt, port: int, ingress_q: deque, egress_q: deque, out: list) -> None:
+        sw = self.sw
+        F = self.F
+        H = P.H
+        sm = H[self.SM]
+        sm[F["egress_port"]] = port
+        sm[F["egress_spec"]] = 0
+        sm[F["egress_global_timestamp"]] = sw.now_us() & 0xFFFFFFFFFFFF
+        P.clone = None
+        if self.tracing:
+            sw._trace(
+                f"egress: port {port} (instance_type {sm[F['instance_type']]}, rid {sm[F['egress_rid']]})"
+            )
+        self.EGRESS(P, H)
+        self._after_egress(P, port, ingress_q, egress_q, out)
+
+    def _after_egress(self, P: Pkt, port: int, ingress_q: deque, egress_q: deque, out: list) -> None:
+        sw = self.sw
+        F = self.F
+        H = P.H
+        sm = H[self.SM]
+        # (1) egress clone
+        if P.clone is not None:
+            sess, fl = P.clone
+            self._clone(sess, fl, P, PKT_EGRESS_CLONE, egress_q, reparse=False)
+        # (2) drop
+        if sm[F["egress_spec"]] == sw.drop_port:
+            self._drop(f"egress_spec is the drop port {sw.drop_port} at the end of egress (mark_to_drop)")
+            return
+        # (3) deparse
+        self.UPDATE(P, H)
+        data = self.DEPARSE(P, H)
+        # (4) recirculate
+        if P.recirc is not None:
+            if self.tracing:
+                sw._trace(f"egress: recirculate ({len(data)} bytes)")
+            ingress_q.append((data, P.in_port, PKT_RECIRC, self._preserve(H, P.recirc)))
+            return
+        if P.trunc and len(data) > P.trunc:
+            data = data[: P.trunc]
+        # (5) out
+        if sw.cpu_port is not None and port == sw.cpu_port and sw._packet_in_cb is not None:
+            if self.tracing:
+                sw._trace(f"egress: packet-in to the controller ({len(data)} bytes)")
+            from p4kit.switch.runtime import PacketIn
+
+            sw._packet_in_cb(PacketIn(data, P.in_port))
+            return
+        if self.tracing:
+            sw._trace(f"egress: emit {len(data)} bytes on port {port}")
+        out.append((port, data))
+
+
+def _noop(P: Pkt, H: list, A: tuple) -> None:
+    return None
+
+
+__all__ = ["PKT_NORMAL", "Engine", "Pkt"]

@@ -1,0 +1,433 @@
+"""Port I/O: the switch's interfaces as AF_PACKET sockets, one loop thread feeding the dataplane.
+
+Why one thread and an epoll loop rather than a thread per port: the dataplane runs under the GIL anyway,
+so more threads only add lock hand-offs. Per-packet system calls are the other big cost of a Python
+dataplane, so a port receives through an mmap'd PACKET_RX_RING and (when no timer thread transmits on
+it) sends through a PACKET_TX_RING flushed once per batch (see rings.py); without rings it falls back
+to recv/send. The loop takes up to `batch` frames from a ready port before it polls again. The receive
+socket is promiscuous and sets PACKET_IGNORE_OUTGOING, so the switch never reads back its own
+transmissions (as BMv2 ignores them).
+
+Packets that do not come from an interface (P4Runtime packet-out, tests) are queued with `inject` from
+any thread and handled by the loop thread, so the dataplane is only ever entered from one thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import select
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from p4kit.switch.linkemu import DelayLine, LinkParams, LinkShaper
+from p4kit.switch.pcap import PcapWriter, pcap_paths
+from p4kit.switch.rings import RxRing, TxRing
+
+log = logging.getLogger("p4kit.switch.ports")
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_ADD_MEMBERSHIP = 1
+PACKET_MR_PROMISC = 1
+PACKET_IGNORE_OUTGOING = 23  # Linux >= 4.20
+PACKET_OUTGOING = 4  # sll_pkttype of a frame this host transmitted
+RECV_SIZE = 65536  # GSO/GRO can hand AF_PACKET frames above the MTU
+RCVBUF_BYTES = 8 << 20
+
+Output = tuple[int, bytes]
+ProcessFn = Callable[[int, bytes], Iterable[Output]]
+SendFn = Callable[[bytes], object]
+
+
+def ring_frame_size(iface: str) -> int:
+    """Receive ring slot size for an interface: a power of two that holds an MTU-sized frame, its
+    VLAN tag and the ring's own headers (2048 for the usual 1500-byte MTU)."""
+    try:
+        with open(f"/sys/class/net/{iface}/mtu") as f:
+            mtu = int(f.read())
+    except (OSError, ValueError):
+        mtu = 1500
+    size = 2048
+    while size < mtu + 18 + 128:
+        size *= 2
+    return size
+
+
+class PortError(OSError):
+    """An interface that cannot be opened (missing, no permission)."""
+
+
+@dataclass
+class PortStats:
+    rx: int = 0
+    tx: int = 0
+    tx_errors: int = 0
+    truncated: int = 0  # frames too long for a receive ring slot (dropped)
+
+
+@dataclass
+class Port:
+    """One `-i PORT@IFACE`: a receive socket and a transmit socket on the interface."""
+
+    number: int
+    iface: str
+    rx: socket.socket
+    tx: socket.socket
+    filter_outgoing: bool  # the kernel lacks PACKET_IGNORE_OUTGOING: drop our own frames by sll_pkttype
+    ring: RxRing | None = None  # the mmap'd receive ring, when the kernel gives one
+    tx_ring: TxRing | None = None  # the mmap'd transmit ring (on its own socket), see open_tx_ring
+    stats: PortStats = field(default_factory=PortStats)
+    _tx_ring_sock: socket.socket | None = None
+
+    @classmethod
+    def open(cls, number: int, iface: str, use_ring: bool = True) -> Port:
+        try:
+            ifindex = socket.if_nametoindex(iface)
+        except OSError as e:
+            raise PortError(f"interface {iface!r} (port {number}) does not exist") from e
+        try:
+            rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        except PermissionError as e:
+            raise PortError(f"opening {iface!r} needs root (CAP_NET_RAW)") from e
+        rx.bind((iface, ETH_P_ALL))
+        mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
+        rx.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
+        filter_outgoing = False
+        try:
+            rx.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+        except OSError:
+            filter_outgoing = True
+        for opt in (33, socket.SO_RCVBUF):  # SO_RCVBUFFORCE (root) first, then the capped one
+            with contextlib.suppress(OSError):
+                rx.setsockopt(socket.SOL_SOCKET, opt, RCVBUF_BYTES)
+                break
+        rx.setblocking(False)
+        ring = None
+        if use_ring and not filter_outgoing:
+            try:
+                ring = RxRing(rx, frame_size=ring_frame_size(iface))
+            except OSError:
+                ring = None  # e.g. locked-memory limits: plain recv still works
+        tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+        tx.bind((iface, 0))
+        return cls(number, iface, rx, tx, filter_outgoing, ring)
+
+    def open_tx_ring(self) -> None:
+        """Add a transmit ring on a socket of its own (a socket with a ring can only send from it)."""
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+        try:
+            sock.bind((self.iface, 0))
+            self.tx_ring = TxRing(sock)
+        except OSError:
+            sock.close()
+            raise
+        self._tx_ring_sock = sock
+
+    def close(self) -> None:
+        if self.ring is not None:
+            self.ring.close()
+        if self.tx_ring is not None:
+            self.tx_ring.close()
+        if self._tx_ring_sock is not None:
+            self._tx_ring_sock.close()
+        self.rx.close()
+        self.tx.close()
+
+
+class PortLoop:
+    """Receives on every port, runs `process(port, frame)` and transmits its outputs.
+
+    `process` returns (egress port, frame) pairs. An output to `cpu_port` goes to `on_cpu` (the
+    P4Runtime server turns it into a PacketIn); an output to a port without an interface is dropped, as
+    BMv2 does. `links` shapes a port's egress (see linkemu). With `pcap_dir`, every port gets
+    <iface>_in.pcap and <iface>_out.pcap.
+    """
+
+    def __init__(
+        self,
+        ports: dict[int, str],
+        process: ProcessFn,
+        *,
+        cpu_port: int | None = None,
+        on_cpu: Callable[[bytes], object] | None = None,
+        links: dict[int, LinkParams] | None = None,
+        pcap_dir: str | None = None,
+        batch: int = 64,
+        lock: threading.Lock | None = None,
+        seed: int | None = None,
+        rx_ring: bool = True,
+        tx_ring: bool = True,
+    ) -> None:
+        self.process = process
+        self.cpu_port = cpu_port
+        self.on_cpu = on_cpu
+        self.batch = batch
+        self.lock = lock
+        self.ports: dict[int, Port] = {}
+        self._pcaps: list[PcapWriter] = []
+        self._pcap_in: dict[int, PcapWriter] = {}
+        self.shapers: dict[int, LinkShaper] = {}
+        self._use_tx_ring = tx_ring
+        self.failures = 0  # packets the dataplane raised on
+        self._tx_rings: list[TxRing] = []
+        self._line: DelayLine | None = None
+        self._injected: collections.deque[Output] = collections.deque()
+        self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        links = links or {}
+        unknown = set(links) - set(ports)
+        if unknown:
+            raise PortError(f"--link for port(s) {sorted(unknown)} that no -i option defines")
+        try:
+            for number, iface in sorted(ports.items()):
+                self.ports[number] = Port.open(number, iface, use_ring=rx_ring)
+            if pcap_dir:
+                os.makedirs(pcap_dir, exist_ok=True)
+            self.senders: dict[int, SendFn] = {}
+            for number, port in self.ports.items():
+                self.senders[number] = self._make_sender(port, links.get(number), pcap_dir, seed)
+        except BaseException:
+            self.close()
+            raise
+        if cpu_port is not None and on_cpu is not None:
+            self.senders[cpu_port] = on_cpu
+
+    def _make_sender(
+        self, port: Port, params: LinkParams | None, pcap_dir: str | None, seed: int | None
+    ) -> SendFn:
+        send: SendFn = port.tx.send
+        if self._use_tx_ring and not (params is not None and params.needs_timer):
+            # Only the loop thread transmits on this port: a transmit ring is safe and saves a syscall
+            # per frame. (Delayed frames leave from the timer thread, so shaped ports keep send().)
+            with contextlib.suppress(OSError):
+                port.open_tx_ring()
+            if port.tx_ring is not None:
+                self._tx_rings.append(port.tx_ring)
+                send = _ring_sender(port.tx_ring, port.tx.send)
+        if pcap_dir:
+            in_path, out_path = pcap_paths(pcap_dir, port.iface)
+            pin, pout = PcapWriter(in_path), PcapWriter(out_path)
+            self._pcaps += [pin, pout]
+            self._pcap_in[port.number] = pin
+            raw_send = send
+
+            def send(frame: bytes, _raw: SendFn = raw_send, _w: PcapWriter = pout) -> object:
+                _w.write(frame)
+                return _raw(frame)
+
+        if params is not None and params.active:
+            line = None
+            if params.needs_timer:
+                if self._line is None:
+                    self._line = DelayLine()
+                line = self._line
+            import random
+
+            rng = random.Random(None if seed is None else seed + port.number)
+            shaper = LinkShaper(params, send, line, rng)
+            self.shapers[port.number] = shaper
+            return shaper.submit
+        return send
+
+    # -- control --------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="p4kit-ports", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.close()
+
+    def close(self) -> None:
+        if self._line is not None:
+            self._line.close(flush=False)
+            self._line = None
+        for port in self.ports.values():
+            port.close()
+        self.ports.clear()
+        for w in self._pcaps:
+            w.close()
+        self._pcaps.clear()
+        with contextlib.suppress(OSError):
+            os.close(self._wake_fd)
+        self._wake_fd = -1
+
+    def inject(self, port: int, frame: bytes) -> None:
+        """Queue a frame as if it had arrived on `port` (used for P4Runtime packet-out); any thread."""
+        self._injected.append((port, frame))
+        self._wake()
+
+    def transmit(self, port: int, frame: bytes) -> bool:
+        """Send a frame out of `port` directly (shaped, captured); False when the port is unknown."""
+        send = self.senders.get(port)
+        if send is None:
+            return False
+        send(frame)
+        return True
+
+    def flush_pcaps(self) -> None:
+        for w in self._pcaps:
+            w.flush()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            os.eventfd_write(self._wake_fd, 1)
+
+    # -- the loop --------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        poller = select.epoll()
+        by_fd: dict[int, Port] = {}
+        for port in self.ports.values():
+            poller.register(port.rx.fileno(), select.EPOLLIN)
+            by_fd[port.rx.fileno()] = port
+        poller.register(self._wake_fd, select.EPOLLIN)
+        last_flush = time.monotonic()
+        rings = self._tx_rings
+        try:
+            while not self._stop.is_set():
+                events = poller.poll(0.2)
+                for fd, _ in events:
+                    if fd == self._wake_fd:
+                        with contextlib.suppress(BlockingIOError):
+                            os.eventfd_read(self._wake_fd)
+                        self._drain_injected()
+                    else:
+                        self._drain_port(by_fd[fd])
+                for ring in rings:
+                    if ring.pending:
+                        ring.flush()
+                if self._pcaps and time.monotonic() - last_flush > 0.5:
+                    self.flush_pcaps()
+                    last_flush = time.monotonic()
+        finally:
+            poller.close()
+
+    def _drain_injected(self) -> None:
+        injected = self._injected
+        while injected:
+            port, frame = injected.popleft()
+            self._forward(port, frame)
+
+    def _forward(self, port: int, frame: bytes) -> None:
+        senders = self.senders
+        lock = self.lock
+        try:
+            if lock is not None:
+                with lock:
+                    outputs = self.process(port, frame)
+            else:
+                outputs = self.process(port, frame)
+        except Exception:
+            self._report_failure(port)
+            return
+        for out_port, out_frame in outputs:
+            send = senders.get(out_port)
+            if send is not None:
+                with contextlib.suppress(OSError):
+                    send(out_frame)
+
+    def _drain_port(self, port: Port) -> None:
+        """The hot path: up to `batch` frames from one port, each through the dataplane and out."""
+        ring = port.ring
+        if ring is not None:
+            frames = ring.read(self.batch)
+            if ring.truncated != port.stats.truncated:
+                port.stats.truncated = ring.truncated
+                if ring.truncated == 1:
+                    log.warning(
+                        "%s: a frame larger than the receive ring's slots was dropped "
+                        "(raise the MTU before starting the switch, or turn off GRO/TSO offloads)",
+                        port.iface,
+                    )
+        else:
+            frames = self._recv_frames(port)
+        if not frames:
+            return
+        number = port.number
+        pcap_in = self._pcap_in.get(number)
+        process = self.process
+        senders = self.senders
+        lock = self.lock
+        stats = port.stats
+        stats.rx += len(frames)
+        for frame in frames:
+            if pcap_in is not None:
+                pcap_in.write(frame)
+            try:
+                if lock is not None:
+                    with lock:
+                        outputs = process(number, frame)
+                else:
+                    outputs = process(number, frame)
+            except Exception:  # a dataplane bug drops this packet, never the port loop
+                self._report_failure(number)
+                continue
+            for out_port, out_frame in outputs:
+                send = senders.get(out_port)
+                if send is not None:
+                    try:
+                        send(out_frame)
+                    except OSError:
+                        stats.tx_errors += 1
+
+    def _report_failure(self, port: int) -> None:
+        self.failures += 1
+        if self.failures <= 10:
+            log.exception("dataplane failed on a packet from port %d (packet dropped)", port)
+
+    def _recv_frames(self, port: Port) -> list[bytes]:
+        """Without a ring: non-blocking recv until the socket is empty or `batch` frames are read."""
+        frames: list[bytes] = []
+        sock = port.rx
+        if port.filter_outgoing:
+            for _ in range(self.batch):
+                try:
+                    frame, addr = sock.recvfrom(RECV_SIZE)
+                except OSError:
+                    break
+                if addr[2] != PACKET_OUTGOING:
+                    frames.append(frame)
+            return frames
+        recv = sock.recv
+        for _ in range(self.batch):
+            try:
+                frames.append(recv(RECV_SIZE))
+            except OSError:
+                break
+        return frames
+
+
+def _ring_sender(ring: TxRing, fallback: SendFn) -> SendFn:
+    """Queue into the transmit ring; a frame too big for a slot (or a jammed ring) goes out by send(),
+    after what the ring holds, so frames keep their order."""
+    put = ring.put
+
+    def send(frame: bytes) -> object:
+        if not put(frame):
+            ring.flush()
+            return fallback(frame)
+        return None
+
+    return send
+
+
+def parse_interface(spec: str) -> tuple[int, str]:
+    """`PORT@IFACE` as simple_switch takes it after -i."""
+    number, sep, iface = spec.partition("@")
+    if not sep or not iface:
+        raise ValueError(f"-i {spec!r}: expected PORT@IFACE")
+    try:
+        return int(number), iface
+    except ValueError:
+        raise ValueError(f"-i {spec!r}: port {number!r} is not a number") from None
