@@ -18,6 +18,7 @@ COMMAND_MODULES: list[str] = [
     "topo.commands.wan",
     "topo.commands.allreduce",
     "topo.commands.schedule",
+    "topo.commands.controller",
 ]
 
 

@@ -20,6 +20,7 @@ from rich.table import Table
 from controller.schedule import (
     DEFAULT_EPS,
     FAMILIES,
+    CliqueTiming,
     EdgeParams,
     Inbound,
     ModelError,
@@ -118,7 +119,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "barrier: every round waits for all sites",
     )
     p.add_argument(
-        "--eps", type=_eps, default=DEFAULT_EPS, help=f"consensus error target (default {DEFAULT_EPS:g})"
+        "--eps",
+        type=_eps,
+        default=DEFAULT_EPS,
+        help=f"consensus error target for schedules that never average exactly (default 2^-23 = {DEFAULT_EPS:.3g}, float32 precision; looser targets favour many cheap rounds)",
     )
     p.add_argument("--families", help=f"comma-separated subset of: {','.join(FAMILIES)}")
     p.add_argument("--json", action="store_true", help="print one JSON line")
@@ -282,15 +286,24 @@ def print_result(result: Result) -> None:
     con.print(f)
     a2a = next((c for c in result.candidates if c.family == "all-to-all"), None)
     if a2a is not None:
-        ct = cache.get(a2a.rounds[0][0])
-        worst = int(np.argmax(ct.skew_s))
-        con.print(
-            f"why: in all-to-all each edge sums {net.n - 1} streams; the largest arrival skew is "
-            f"{ct.skew_s[worst] * 1e3:.1f} ms (at {net.names[ct.members[worst]]}), so {format_size(edge.memory_bytes)} "
-            f"of edge memory allows {ct.rate_Bps * 8 / 1e9:.3g} Gbit/s ({ct.limit}). Memory of "
-            f"{format_size(min(edge.size_bytes, net.rate_Bps * ct.skew_s[worst] + edge.chunk_bytes))} "
-            f"(link rate x skew, or the whole vector) lifts that cap."
+        con.print(_why_all_to_all(net, edge, cache.get(a2a.rounds[0][0])))
+
+
+def _why_all_to_all(net: Network, edge: EdgeParams, ct: CliqueTiming) -> str:
+    """One sentence on what limits the all-to-all round: the edge memory against the skew, or the link."""
+    worst = int(np.argmax(ct.skew_s))
+    skew_ms = ct.skew_s[worst] * 1e3
+    lift = min(edge.size_bytes, net.rate_Bps * ct.skew_s[worst] + edge.chunk_bytes)
+    head = (
+        f"why: in all-to-all each edge sums {net.n - 1} streams; the largest arrival skew is {skew_ms:.1f} ms "
+        f"(at {net.names[ct.members[worst]]})"
+    )
+    if ct.limit.startswith("memory"):
+        return (
+            f"{head}, so {format_size(edge.memory_bytes)} of edge memory allows only {ct.rate_Bps * 8 / 1e9:.3g} "
+            f"Gbit/s; {format_size(lift)} (link rate x skew, or the whole vector) would allow the full link."
         )
+    return f"{head}; {format_size(edge.memory_bytes)} of edge memory covers it (>= {format_size(lift)}), so the link limits."
 
 
 def print_sweep(sweep: Sweep, png: Path, csv_path: Path) -> None:

@@ -28,9 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="bring up the emulated WAN with P4 switches, then the Mininet CLI (or a demo with --batch)",
         description="Bring up the emulated WAN: one p4kit-switch per city, worker and edge hosts, WAN links "
         "with real inter-city latencies; compile and push the switch program, install routes, print the "
-        "measured RTTs, then open the Mininet CLI. With --batch (or without a terminal) run a short demo "
-        "(pings and an iperf across continents) and exit. Needs root.",
-        epilog="examples:\n  sudo tributary run\n  sudo tributary run --sites TYO,NYC,LON --batch\n",
+        "measured RTTs, start the controller service (REST API on 127.0.0.1:8080), then open the Mininet CLI. "
+        "With --batch (or without a terminal) run a short demo (pings and an iperf across continents) and "
+        "exit; with --detach leave everything running in the background ('tributary stop' ends it). Needs root.",
+        epilog="examples:\n  sudo tributary run\n  sudo tributary run --sites TYO,NYC,LON --batch\n"
+        "  sudo tributary run --detach --sites TYO,NYC,LON   # then: curl http://127.0.0.1:8080/docs\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_wan_arguments(run)
@@ -38,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--iperf-seconds", type=float, default=5.0, help="length of the demo's iperf (default 5)"
     )
+    from topo.commands.controller import add_controller_arguments
+
+    add_controller_arguments(run)
     run.set_defaults(func=cmd_run)
 
     wan = subparsers.add_parser("wan", help="checks of the emulated WAN")
@@ -153,11 +158,16 @@ def demo_iperf(running: RunningWan, seconds: float, console: Console) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     if not require_root("run"):
         return 1
+    from topo import detach
     from topo.session import running_wan
 
+    if args.detach:
+        return detach.launch(args)
     console = Console()
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.batch
-    with running_wan(args, label="run") as running:
+    with running_wan(args, label="run") as running, detach.controller_for(running, args):
+        if detach.keeper_state_path() is not None:
+            detach.keep_running()  # the background WAN of `run --detach`: until `tributary stop`
         print_sites(running, console)
         rows = measure(running, count=5)
         print_rtts(rows, console)

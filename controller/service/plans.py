@@ -1,0 +1,408 @@
+"""From a job request to an installable plan: schedule -> rounds of cliques of hosts -> trees, cells, groups.
+
+A schedule is rounds of cliques of *sites* (the optimiser's language); a job runs it over its own worker
+hosts: a clique of sites is the job's workers at those sites. Each clique gets a tree planned on the
+clique's own switches (so the cliques of one round never share a switch), with its own cells and
+multicast group per switch. Data-plane round numbers start at the plan's `round_base`, so a replacement
+schedule can be installed beside the old one (at other round numbers) before the old one is removed.
+
+Planning reuses controller.inc.jobs.plan_job per clique; an adapter gives it a private view of the
+shared allocator in which owners are (job, round, clique), so allocations of all cliques and rounds,
+and of an old and a new schedule, never collide, and a failure releases everything planned so far.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from controller.inc.allocation import AllocationError, Allocator, CellRange
+from controller.inc.jobs import JobPlan, SwitchRound, plan_job
+from controller.inc.trees import TreeError
+from controller.schedule import EdgeParams, ModelError, Network, optimise
+from controller.schedule.units import UnitError, parse_bandwidth, parse_size
+from controller.service.errors import BadRequest, Conflict
+from controller.service.topology import Topology
+from edge.protocol import worker_port
+
+STRATEGIES = ("core-tree", "core-cliques", "ring-baseline")
+FORMATS = ("int32", "float32")
+ROUND_SPACE = 1 << 16  # the packet's round field
+
+
+@dataclass
+class ScheduleSpec:
+    """`auto`: ask the optimiser (memory and size per site and round); `explicit`: the given rounds."""
+
+    mode: str  # "auto" | "explicit"
+    rounds: list[list[list[str]]] | None = None  # explicit: rounds -> cliques -> sites
+    memory: str | None = None
+    size: str | None = None
+    bandwidth: str | None = None  # default: the topology's real link rate
+    families: list[str] | None = None
+
+
+@dataclass
+class JobSpec:
+    workers: list[str]
+    strategy: str = "core-tree"
+    format: str = "int32"
+    slots: int = 256
+    name: str = ""
+    schedule: ScheduleSpec | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict) -> JobSpec:
+        sched = doc.get("schedule")
+        return cls(
+            workers=list(doc["workers"]),
+            strategy=doc.get("strategy", "core-tree"),
+            format=doc.get("format", "int32"),
+            slots=int(doc.get("slots", 256)),
+            name=doc.get("name", ""),
+            schedule=ScheduleSpec(**sched) if sched else None,
+        )
+
+
+@dataclass
+class ScheduleChoice:
+    """The site rounds a job runs, and where they came from."""
+
+    rounds: list[list[list[str]]]
+    source: str  # "explicit", "single tree", or the optimiser's strategy name
+    predicted_time_s: float | None = None
+    rounds_to_consensus: int | None = None
+    exact_average: bool | None = None
+
+
+@dataclass
+class CliquePlan:
+    sites: list[str]
+    workers: list[str]
+    root: str
+    max_rtt_ms: float
+    tree: dict[str, dict]  # switch -> {"parent": str | None, "children": [names]}
+
+
+@dataclass
+class RoundPlan:
+    round: int  # the data-plane round number
+    cliques: list[CliquePlan]
+
+
+@dataclass
+class WorkerPlan:
+    host: str
+    site: str
+    switch_ip: str  # where the worker sends contributions
+    udp_port: int  # where results come back
+    rounds: dict[int, int]  # data-plane round -> workers in its clique (rounds it sits out are absent)
+    rto_s: dict[int, float]
+
+
+@dataclass
+class Plan:
+    """Everything installed for a job; stored as JSON so a restarted controller re-derives its entries."""
+
+    job: int
+    nslots: int
+    round_base: int
+    schedule: ScheduleChoice
+    rounds: list[RoundPlan] = field(default_factory=list)
+    switch_rounds: list[SwitchRound] = field(default_factory=list)
+    workers: dict[str, WorkerPlan] = field(default_factory=dict)
+    ring: list[str] = field(default_factory=list)  # ring-baseline: the ring order of the hosts
+
+    @property
+    def period(self) -> int:
+        return len(self.rounds)
+
+    def round_numbers(self) -> list[int]:
+        return [r.round for r in self.rounds]
+
+    def as_job_plan(self) -> JobPlan:
+        """The shape controller.inc's installer functions take."""
+        return JobPlan(self.job, self.nslots, [], list(self.switch_rounds), {})
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Plan:
+        srs = []
+        for s in doc.get("switch_rounds", []):
+            s = dict(s)
+            s["cells"] = CellRange(**s["cells"])
+            s["worker_children"] = [tuple(w) for w in s["worker_children"]]
+            srs.append(SwitchRound(**s))
+        rounds = [
+            RoundPlan(r["round"], [CliquePlan(**c) for c in r["cliques"]]) for r in doc.get("rounds", [])
+        ]
+        workers = {}
+        for host, w in doc.get("workers", {}).items():
+            workers[host] = WorkerPlan(
+                w["host"],
+                w["site"],
+                w["switch_ip"],
+                w["udp_port"],
+                {int(k): int(v) for k, v in w["rounds"].items()},
+                {int(k): float(v) for k, v in w["rto_s"].items()},
+            )
+        return cls(
+            doc["job"],
+            doc["nslots"],
+            doc["round_base"],
+            ScheduleChoice(**doc["schedule"]),
+            rounds,
+            srs,
+            workers,
+            list(doc.get("ring", [])),
+        )
+
+
+# --- validation and schedules ----------------------------------------------------------------------
+
+
+def check_workers(topology: Topology, workers: list[str]) -> dict[str, list[str]]:
+    """The job's workers by site; raises BadRequest for unknown hosts, edge hosts and duplicates."""
+    if not workers:
+        raise BadRequest("a job needs at least one worker")
+    dups = sorted({w for w in workers if workers.count(w) > 1})
+    if dups:
+        raise BadRequest(f"worker(s) listed twice: {', '.join(dups)}")
+    by_site: dict[str, list[str]] = {}
+    known = topology.workers()
+    for w in workers:
+        try:
+            sw, att = topology.fabric.host(w)
+        except KeyError:
+            hint = ", ".join(known[:6]) + (", ..." if len(known) > 6 else "")
+            raise BadRequest(f"unknown host {w!r} (worker hosts: {hint})") from None
+        if att.role != "worker":
+            raise BadRequest(f"host {w!r} is a {att.role} host, not a worker")
+        by_site.setdefault(sw.name, []).append(w)
+    return by_site
+
+
+def check_rounds(topology: Topology, rounds: list[list[list[str]]], job_sites: set[str]) -> None:
+    if not rounds:
+        raise BadRequest("a schedule needs at least one round")
+    known = set(topology.sites)
+    for r, cliques in enumerate(rounds):
+        seen: dict[str, int] = {}
+        for c, clique in enumerate(cliques):
+            for site in clique:
+                if site not in known:
+                    raise BadRequest(
+                        f"schedule round {r}: unknown site {site!r} (sites: {', '.join(topology.sites)})"
+                    )
+                if site not in job_sites:
+                    raise BadRequest(
+                        f"schedule round {r}: site {site} has none of the job's workers "
+                        f"(the job's sites: {', '.join(sorted(job_sites))})"
+                    )
+                if site in seen:
+                    raise BadRequest(f"schedule round {r}: site {site} is in cliques {seen[site]} and {c}")
+                seen[site] = c
+        if not any(len(c) > 1 for c in cliques):
+            raise BadRequest(f"schedule round {r} has no clique of two or more sites: nothing to average")
+
+
+def choose_schedule(
+    topology: Topology, spec: JobSpec, sites: list[str], progress: Callable[[str], None] | None = None
+) -> ScheduleChoice:
+    if spec.strategy != "core-cliques":
+        return ScheduleChoice([[sites]], "single tree")
+    sched = spec.schedule
+    if sched is None:
+        raise BadRequest("strategy core-cliques needs a schedule: {'mode': 'auto', ...} or explicit rounds")
+    if sched.mode == "explicit":
+        check_rounds(topology, sched.rounds or [], set(sites))
+        return ScheduleChoice([[list(c) for c in rnd] for rnd in sched.rounds or []], "explicit")
+    if len(sites) < 2:
+        raise BadRequest("an automatic schedule needs workers at two sites or more")
+    try:
+        memory = parse_size(sched.memory or "4MB")
+        size = parse_size(sched.size or "64MB")
+        bandwidth = parse_bandwidth(sched.bandwidth) if sched.bandwidth else topology.real_rate_mbit * 1e6
+        net = Network(
+            tuple(sites),
+            topology.latency_matrix_s(sites),
+            bandwidth,
+            tuple(topology.regions.get(s, "") for s in sites) if topology.regions else (),
+        )
+        kwargs = {"families": tuple(sched.families)} if sched.families else {}
+        result = optimise(net, EdgeParams(memory, size), progress=progress, **kwargs)
+    except (UnitError, ModelError, KeyError, ValueError) as exc:
+        raise BadRequest(f"schedule: {exc}") from None
+    if not result.candidates:
+        raise BadRequest("the optimiser found no schedule that reaches consensus for these sites")
+    best = result.best
+    t = best.time_s
+    return ScheduleChoice(
+        best.named_rounds(net),
+        best.strategy,
+        t if math.isfinite(t) else None,
+        best.mixing.rounds if best.mixing.reaches else None,
+        best.mixing.exact,
+    )
+
+
+def next_round_base(old: Plan | None, period: int) -> int:
+    """Round numbers for a new schedule that do not overlap the old one's."""
+    if old is None or not old.rounds:
+        return 0
+    start = old.round_base + old.period
+    if start + period <= ROUND_SPACE:
+        return start
+    if period <= old.round_base:
+        return 0
+    raise Conflict(f"no free range of {period} round numbers beside the current schedule")
+
+
+# --- planning ---------------------------------------------------------------------------------------
+
+
+class _CliqueAllocator:
+    """plan_job's view of the shared allocator: its owner (tenant, 0) becomes (job, round, clique)."""
+
+    def __init__(self, shared: Allocator, owner: tuple[int, int, int], taken: list[object]) -> None:
+        self.shared, self.owner, self.taken = shared, owner, taken
+
+    def allocate(self, _owner: object, requests: dict[str, int]) -> dict[str, tuple[CellRange, int]]:
+        grants = self.shared.allocate(self.owner, requests)
+        self.taken.append(self.owner)
+        return grants
+
+    def release(self, _owner: object) -> None:
+        self.shared.release(self.owner)
+        if self.owner in self.taken:
+            self.taken.remove(self.owner)
+
+
+def build_plan(
+    topology: Topology,
+    allocator: Allocator,
+    job_id: int,
+    spec: JobSpec,
+    choice: ScheduleChoice,
+    round_base: int = 0,
+) -> Plan:
+    """Plan every clique of every round and allocate its resources, all or nothing.
+
+    Raises BadRequest for a job that cannot be built and Conflict when a switch lacks cells or groups."""
+    by_site = check_workers(topology, spec.workers)
+    plan = Plan(job_id, spec.slots, round_base, choice)
+    if spec.strategy == "ring-baseline":
+        plan.ring = list(spec.workers)
+        return plan
+    if round_base + len(choice.rounds) > ROUND_SPACE:
+        raise BadRequest(f"a schedule has at most {ROUND_SPACE} rounds")
+    taken: list[object] = []
+    try:
+        for r, cliques in enumerate(choice.rounds):
+            number = round_base + r
+            rp = RoundPlan(number, [])
+            # a site alone sits the round out
+            kept = [s for s in cliques if len(s) > 1 or spec.strategy != "core-cliques"]
+            for c, sites in enumerate(kept):
+                hosts = [h for s in sites for h in by_site.get(s, [])]
+                sub = plan_job_on(
+                    topology, allocator, (job_id, number, c), taken, job_id, hosts, spec.slots, sites
+                )
+                _merge(plan, rp, sub, number, sites, hosts, topology)
+            plan.rounds.append(rp)
+    except BaseException:
+        for owner in list(taken):
+            allocator.release(owner)
+        raise
+    return plan
+
+
+def plan_job_on(
+    topology: Topology,
+    allocator: Allocator,
+    owner: tuple[int, int, int],
+    taken: list[object],
+    job_id: int,
+    hosts: list[str],
+    nslots: int,
+    sites: list[str],
+) -> JobPlan:
+    """One clique's tree on its own sites' switches (the whole fabric when those are not connected)."""
+    alloc = _CliqueAllocator(allocator, owner, taken)
+    fabrics = (
+        [topology.sub_fabric(sites), topology.fabric]
+        if len(sites) < len(topology.sites)
+        else [topology.fabric]
+    )
+    last: Exception | None = None
+    for fabric in fabrics:
+        try:
+            return plan_job(fabric, alloc, job_id, [[hosts]], nslots)  # type: ignore[arg-type]
+        except TreeError as exc:
+            last = exc
+        except AllocationError as exc:
+            raise Conflict(f"not enough switch resources: {exc}") from None
+    raise BadRequest(f"cannot build a tree over {', '.join(sites)}: {last}")
+
+
+def _merge(
+    plan: Plan,
+    rp: RoundPlan,
+    sub: JobPlan,
+    number: int,
+    sites: list[str],
+    hosts: list[str],
+    topology: Topology,
+) -> None:
+    tree = sub.trees[0][0]
+    used = {sr.switch for sr in plan.switch_rounds if sr.round == number}
+    for sr in sub.switches:
+        if sr.switch in used:
+            raise BadRequest(f"round {number - plan.round_base}: two cliques need switch {sr.switch}")
+        sr.round = number
+        plan.switch_rounds.append(sr)
+    rp.cliques.append(
+        CliquePlan(
+            list(sites),
+            list(hosts),
+            tree.root,
+            tree.max_rtt_ms,
+            {
+                name: {"parent": node.parent, "children": [c.name for c in node.children]}
+                for name, node in tree.nodes.items()
+            },
+        )
+    )
+    for host, a in sub.workers.items():
+        w = plan.workers.get(host)
+        if w is None:
+            site = topology.fabric.switch(a.switch)
+            w = plan.workers[host] = WorkerPlan(host, a.switch, site.inc_ip, worker_port(plan.job), {}, {})
+        w.rounds[number] = a.clique_size[0]
+        w.rto_s[number] = a.rto_s[0]
+
+
+def allocation_rows(plan: Plan) -> list[tuple[str, int, int, int, int]]:
+    """(switch, round, clique, base, cells, group) of every switch round, for the store."""
+    clique_of: dict[tuple[str, int], int] = {}
+    for rp in plan.rounds:
+        for c, cp in enumerate(rp.cliques):
+            for sw in cp.tree:
+                clique_of[(sw, rp.round)] = c
+    return [
+        (
+            sr.switch,
+            sr.round,
+            clique_of.get((sr.switch, sr.round), 0),
+            sr.cells.base,
+            sr.cells.cells,
+            sr.group,
+        )
+        for sr in plan.switch_rounds
+    ]

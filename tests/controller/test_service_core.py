@@ -1,0 +1,227 @@
+"""The service core (JobManager) against real p4kit-switch processes, without HTTP: planning, installation,
+rollback of a failed installation, reconcile after a restart, schedule replacement."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.provision import Pipeline
+from controller.service.auth import Principal
+from controller.service.entities import read_switch_state
+from controller.service.errors import BadRequest, Conflict, NotFound, Unavailable
+from controller.service.manager import JobManager
+from controller.service.plans import JobSpec, ScheduleSpec
+from controller.service.store import Store
+from controller.service.switches import SwitchPool
+from tests.controller.service_fixtures import Switches, running_switches
+from topo.pipeline import build_pipeline
+
+ACME = Principal("acme")
+OTHER = Principal("other")
+JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers", "multicast_groups")
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
+    return build_pipeline(tmp_path_factory.mktemp("pipeline") / "build")
+
+
+@pytest.fixture(scope="module")
+def switches(tmp_path_factory: pytest.TempPathFactory, pipeline: Pipeline) -> Iterator[Switches]:
+    tmp = tmp_path_factory.mktemp("switches")
+    (tmp / "build").mkdir()
+    with running_switches(tmp, pipeline) as sw:
+        yield sw
+
+
+def manager(switches: Switches, db: Path) -> JobManager:
+    m = JobManager(switches.topology, SwitchPool(switches.topology, switches.pipeline), Store(db), "a" * 32)
+    m.start(monitor_interval_s=None)
+    for t in ("acme", "other"):
+        if m.store.tenant(t) is None:
+            m.store.add_tenant(t, f"hash-{t}")
+    return m
+
+
+def job_entries(m: JobManager) -> dict[str, dict[str, int]]:
+    """Per switch: entries of the job tables (routes left out)."""
+    out = {}
+    for row in m.switches_view():
+        out[row["name"]] = {k: v for k, v in row.get("by_table", {}).items() if k in JOB_TABLES}
+    return out
+
+
+def test_create_read_delete_leaves_nothing(switches: Switches, tmp_path: Path) -> None:
+    m = manager(switches, tmp_path / "db")
+    try:
+        view = m.create_job(ACME, JobSpec(["TYOw1", "NYCw1", "LONw1"], slots=32))
+        assert view["state"] == "active"
+        [tree] = view["trees"]
+        assert tree["cliques"][0]["root"] in ("TYO", "NYC", "LON")
+        assert {s["switch"] for s in view["switches"]} == {"TYO", "NYC", "LON"}
+        assert sum(sum(v.values()) for v in job_entries(m).values()) > 0
+        with pytest.raises(NotFound):
+            m.get_job(OTHER, view["id"])
+        m.delete_job(ACME, view["id"])
+        assert all(v == {} for v in job_entries(m).values())
+        assert m.allocator.switches["NYC"].used == {}
+    finally:
+        m.close()
+
+
+def test_bad_jobs_are_refused_with_a_reason(switches: Switches, tmp_path: Path) -> None:
+    m = manager(switches, tmp_path / "db")
+    try:
+        with pytest.raises(BadRequest, match="unknown host 'SYDw1'"):
+            m.create_job(ACME, JobSpec(["TYOw1", "SYDw1"]))
+        with pytest.raises(BadRequest, match="listed twice"):
+            m.create_job(ACME, JobSpec(["TYOw1", "TYOw1"]))
+        with pytest.raises(BadRequest, match="unknown site 'PAR'"):
+            m.create_job(
+                ACME,
+                JobSpec(
+                    ["TYOw1", "NYCw1"], "core-cliques", schedule=ScheduleSpec("explicit", [[["TYO", "PAR"]]])
+                ),
+            )
+        m.create_job(ACME, JobSpec(["TYOw1", "TYOw2"], slots=4096))  # every cell of TYO
+        with pytest.raises(Conflict, match="free INC cells"):
+            m.create_job(ACME, JobSpec(["TYOw1", "NYCw2"], slots=1))
+        assert len(m.store.jobs()) == 1  # the refused job left no row
+    finally:
+        for j in m.store.jobs():
+            m.delete_job(ACME, j.id)
+        m.close()
+
+
+def test_failed_installation_is_rolled_back_everywhere(switches: Switches, tmp_path: Path) -> None:
+    """A stray tenant entry on one switch makes the last stage of the installation fail there; every
+    entry already written on the other switches must be gone again, and the resources free."""
+    m = manager(switches, tmp_path / "db")
+    conn = m.pool.connect("LON")
+    assert conn is not None
+    stray = m.index.table_entry(
+        "inc_tenants",
+        {"hdr.inc.tenant": 1, "hdr.inc.round": 0},
+        "set_config",
+        {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 1, "parent_port": 0, "mcast_grp": 0},
+    )
+    conn.insert([stray])
+    try:
+        with pytest.raises(Unavailable, match="rolled back"):
+            m.create_job(ACME, JobSpec(["TYOw1", "NYCw1", "LONw1"], slots=16))
+        entries = job_entries(m)
+        assert entries["TYO"] == {} and entries["NYC"] == {}
+        assert entries["LON"] == {"inc_tenants": 1}  # only the stray entry
+        assert m.store.jobs() == [] and m.store.allocations() == []
+        assert all(not r.used and not r.groups for r in m.allocator.switches.values())
+        m.reconcile()  # and the stray entry belongs to no job: reconcile removes it
+        assert job_entries(m)["LON"] == {}
+    finally:
+        m.close()
+
+
+def test_restarted_controller_reinstalls_missing_and_removes_strays(
+    switches: Switches, tmp_path: Path
+) -> None:
+    db = tmp_path / "db"
+    m = manager(switches, db)
+    view = m.create_job(ACME, JobSpec(["TYOw1", "NYCw2", "LONw1"], slots=8))
+    before = job_entries(m)
+    nyc = m.pool.connect("NYC")
+    assert nyc is not None
+    held = read_switch_state(nyc, m.index)
+    m.close()  # the controller goes away; meanwhile the switches drift
+    m2 = JobManager(switches.topology, SwitchPool(switches.topology, switches.pipeline), Store(db), "a" * 32)
+    try:
+        conn = m2.pool.connect("NYC")
+        assert conn is not None
+        tenant_entries = [e for e in held.values() if e.HasField("table_entry")]
+        conn.delete(tenant_entries[:3])  # lost entries (routes and job alike)
+        stray = m2.index.table_entry(
+            "inc_children",
+            {"hdr.inc.tenant": 999, "hdr.inc.round": 0, "std_meta.ingress_port": 1},
+            "set_child",
+            {"child": 0},
+        )
+        conn.insert([stray])
+        report = m2.start(monitor_interval_s=None)
+        assert report.switches["NYC"]["inserted"] == 3 and report.switches["NYC"]["deleted"] == 1
+        assert job_entries(m2) == before
+        assert m2.get_job(ACME, view["id"])["state"] == "active"
+        # the restored allocation is known: a new job does not get the same cells
+        other = m2.create_job(ACME, JobSpec(["TYOw2", "NYCw1"], slots=8))
+        ranges = {(s["switch"], tuple(s["cells"])) for s in view["switches"]}
+        assert not ranges & {(s["switch"], tuple(s["cells"])) for s in other["switches"]}
+    finally:
+        for j in m2.store.jobs():
+            m2.delete_job(ACME, j.id)
+        m2.close()
+
+
+def test_schedule_replacement_installs_new_rounds_before_removing_old(
+    switches: Switches, tmp_path: Path
+) -> None:
+    m = manager(switches, tmp_path / "db")
+    try:
+        spec = JobSpec(
+            ["TYOw1", "NYCw1", "LONw1"],
+            "core-cliques",
+            slots=8,
+            schedule=ScheduleSpec("explicit", [[["TYO", "NYC"]], [["NYC", "LON"]]]),
+        )
+        view = m.create_job(ACME, spec)
+        assert [t["round"] for t in view["trees"]] == [0, 1]
+        assert {w["host"]: [r["round"] for r in w["rounds"]] for w in view["workers"]} == {
+            "TYOw1": [0],
+            "NYCw1": [0, 1],
+            "LONw1": [1],
+        }
+        new = m.replace_schedule(
+            ACME, view["id"], ScheduleSpec("explicit", [[["TYO", "LON"]], [["TYO", "NYC", "LON"]]])
+        )
+        assert [t["round"] for t in new["trees"]] == [2, 3]
+        tenants = {sw: v.get("inc_tenants", 0) for sw, v in job_entries(m).items()}
+        assert tenants == {"TYO": 2, "NYC": 1, "LON": 2}  # only the new rounds remain
+        assert m.reconcile().total("inserted") == 0
+        # with a drain time the old rounds stay for workers still in them, then go
+        m.replace_schedule(ACME, view["id"], ScheduleSpec("explicit", [[["NYC", "LON"]]]), drain_s=1.0)
+        assert job_entries(m)["LON"]["inc_tenants"] == 3  # rounds 2, 3 (draining) and 4
+        time.sleep(2.0)
+        assert job_entries(m)["LON"]["inc_tenants"] == 1
+        assert m.reconcile().total("deleted") == 0
+        with pytest.raises(BadRequest, match="unknown site"):
+            m.replace_schedule(ACME, view["id"], ScheduleSpec("explicit", [[["TYO", "XXX"]]]))
+        assert [t["round"] for t in m.get_job(ACME, view["id"], counters=False)["trees"]] == [4]
+    finally:
+        for j in m.store.jobs():
+            m.delete_job(ACME, j.id)
+        m.close()
+
+
+def test_schedule_workers_read_their_rounds_from_the_job(switches: Switches, tmp_path: Path) -> None:
+    from edge.schedule_worker import Role, ScheduleJob
+
+    m = manager(switches, tmp_path / "db")
+    try:
+        rounds = [[["TYO", "NYC"]], [["NYC", "LON"]], [["TYO", "NYC", "LON"]]]
+        spec = JobSpec(
+            ["TYOw1", "TYOw2", "NYCw1", "LONw1"],
+            "core-cliques",
+            slots=8,
+            schedule=ScheduleSpec("explicit", rounds),
+        )
+        view = m.create_job(ACME, spec)
+        tyo = ScheduleJob.from_job_view(view, "TYOw2")
+        assert tyo.period == [Role(0, 3), None, Role(2, 4)]  # TYO has two workers: cliques of 3 and 4
+        assert tyo.switch_ip == "10.0.1.254" and tyo.tenant == view["id"] and tyo.nslots == 8
+        assert ScheduleJob.from_job_view(view, "LONw1").period == [None, Role(1, 2), Role(2, 4)]
+        with pytest.raises(ValueError, match="not a worker"):
+            ScheduleJob.from_job_view(view, "NYCw2")
+    finally:
+        for j in m.store.jobs():
+            m.delete_job(ACME, j.id)
+        m.close()

@@ -1,0 +1,156 @@
+"""The end-to-end path a new user takes: `tributary run --detach`, the REST API with curl's requests,
+traffic through the installed trees in the Mininet hosts, `tributary controller restart`, `tributary
+stop`; real switches, real service, real Mininet."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from topo import cleanup
+
+pytestmark = [pytest.mark.mininet, pytest.mark.root]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tributary(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "topo.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def wan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    from tests.topo.conftest import needs_root
+
+    needs_root()
+    tmp = tmp_path_factory.mktemp("detach")
+    state = tmp / "state.json"
+    port = free_port()
+    procs_before = {pid for pid, _ in cleanup.leftover_processes()}
+    r = tributary(
+        "run", "--detach", "--sites", "TYO,NYC,LON", "--workers-per-site", "1",
+        "--state", str(state), "--listen", f"127.0.0.1:{port}", "--run-dir", str(tmp / "run"),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert f"controller at http://127.0.0.1:{port}" in r.stdout
+    doc = json.loads(state.read_text())
+    try:
+        yield {"state": state, "doc": doc, "url": f"http://127.0.0.1:{port}", "before": procs_before}
+    finally:
+        if state.exists():
+            tributary("stop", "--state", str(state))
+
+
+def client(url: str, token: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
+
+
+def run_workers(
+    wan: dict, job: dict, inputs: dict[str, np.ndarray], rounds: int, tmp: Path
+) -> dict[str, np.ndarray]:
+    """edge.schedule_worker in each worker's Mininet host, following the job's rounds."""
+    from topo import detach
+
+    procs = {}
+    for w in job["workers"]:
+        host = w["host"]
+        roles = {r["round"]: [r["round"], r["clique_size"]] for r in w["rounds"]}
+        spec = {
+            "job": {
+                "tenant": job["id"],
+                "switch_ip": w["switch_ip"],
+                "nslots": job["slots"],
+                "period": [roles.get(t["round"]) for t in job["trees"]],
+                "stall_timeout_s": 30.0,
+            },
+            "input": str(tmp / f"{host}.in.npy"),
+            "out": str(tmp / f"{host}.out.npy"),
+            "report": str(tmp / f"{host}.report.json"),
+            "rounds": rounds,
+        }
+        np.save(spec["input"], inputs[host])
+        (tmp / f"{host}.spec.json").write_text(json.dumps(spec))
+        argv = [sys.executable, "-m", "edge.schedule_worker", str(tmp / f"{host}.spec.json")]
+        procs[host] = subprocess.Popen(detach.host_command(wan["doc"], host, argv), cwd=ROOT)
+    out = {}
+    for host, proc in procs.items():
+        proc.wait(timeout=180)
+        report = json.loads((tmp / f"{host}.report.json").read_text())
+        assert "error" not in report, report
+        out[host] = np.load(tmp / f"{host}.out.npy")
+    return out
+
+
+def test_a_new_users_session(wan: dict, tmp_path: Path) -> None:
+    admin_token = Path(wan["doc"]["admin_token_file"]).read_text().strip()
+    assert admin_token not in (Path(wan["doc"]["run_dir"]) / "controller.log").read_text()
+    with client(wan["url"], admin_token) as admin:
+        tokens = {n: admin.post("/tenants", json={"name": n}).json()["token"] for n in ("acme", "bob")}
+        a, b = client(wan["url"], tokens["acme"]), client(wan["url"], tokens["bob"])
+        body = {
+            "workers": ["TYOw1", "NYCw1", "LONw1"],
+            "strategy": "core-cliques",
+            "slots": 32,
+            "schedule": {"mode": "explicit", "rounds": [[["TYO", "NYC"]], [["NYC", "LON"]]]},
+        }
+        r = a.post("/jobs", json=body)
+        assert r.status_code == 201, r.text
+        job = r.json()
+        assert b.get(f"/jobs/{job['id']}").status_code == 404
+        bad = a.post("/jobs", json={"workers": ["TYOw1", "TYOw1"]})
+        assert bad.status_code == 422 and "listed twice" in bad.json()["error"]
+
+        # traffic: two rounds of averaging through the per-round trees
+        inputs = {
+            h: np.arange(2048, dtype=np.int32) * 4 * (i + 1)
+            for i, h in enumerate(["TYOw1", "NYCw1", "LONw1"])
+        }
+        out = run_workers(wan, job, inputs, 2, tmp_path)
+        t, n, lo = (inputs[h].astype(np.int64) for h in ("TYOw1", "NYCw1", "LONw1"))
+        r0 = (t + n) // 2
+        assert np.array_equal(out["TYOw1"], r0)
+        assert np.array_equal(out["NYCw1"], (r0 + lo) // 2)
+        assert np.array_equal(out["LONw1"], (r0 + lo) // 2)
+        counters = a.get(f"/jobs/{job['id']}").json()["counters"]
+        assert counters["rounds_completed"] == 2 and counters["packets"] >= 4 * 32
+
+        before = {s["name"]: s["by_table"] for s in admin.get("/switches").json()}
+        r = tributary("controller", "restart", "--state", str(wan["state"]))
+        assert r.returncode == 0, r.stderr
+        assert a.get(f"/jobs/{job['id']}", params={"counters": "false"}).json()["state"] == "active"
+        assert {s["name"]: s["by_table"] for s in admin.get("/switches").json()} == before
+
+        # the trees still carry traffic after the restart (cells zeroed: the workers start at chunk 0)
+        assert a.post(f"/jobs/{job['id']}/reset").status_code == 200
+        out = run_workers(wan, job, inputs, 1, tmp_path)
+        assert np.array_equal(out["TYOw1"], r0)
+
+        assert a.delete(f"/jobs/{job['id']}").status_code == 200
+        for s in admin.get("/switches").json():
+            assert set(s["by_table"]) <= {"ipv4_routes", "l2_switch"}, s
+    r = tributary("stop", "--state", str(wan["state"]))
+    assert r.returncode == 0, r.stderr
+    assert not wan["state"].exists()
+    from topo.detach import alive
+
+    assert not alive(wan["doc"]["pid"]) and not alive(wan["doc"]["controller"]["pid"])
+    assert {pid for pid, _ in cleanup.leftover_processes()} <= wan["before"]
+    assert not [
+        i for i in cleanup.leftover_interfaces() if i.split("-")[0].rstrip("w1e") in ("TYO", "NYC", "LON")
+    ]
