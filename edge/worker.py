@@ -70,6 +70,9 @@ class TransferStats:
     results: int = 0
     duplicates: int = 0
     seconds: float = 0.0
+    srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
+    base_rtt_ms: float = 0.0
+    window: int = 0
 
 
 @dataclass
@@ -98,7 +101,9 @@ class RttEstimator:
         else:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
             self.srtt = 0.875 * self.srtt + 0.125 * rtt
-        self.rto = min(self.max_rto, max(self.min_rto, self.srtt + 4 * self.rttvar))
+        # at least 1.5 srtt: a queue in a CPU-bound switch makes RTTs jump by more than rttvar predicts,
+        # and a spurious retransmission costs every switch on the path work
+        self.rto = min(self.max_rto, max(self.min_rto, self.srtt + 4 * self.rttvar, 1.5 * self.srtt))
 
 
 @dataclass
@@ -114,8 +119,9 @@ class DelayWindow:
     """
 
     limit: int
-    cwnd: float = 16.0
+    cwnd: float = 128.0
     min_cwnd: float = 2.0
+    additive: float = 8.0  # chunks added per RTT once out of slow start
     base_rtt: float = float("inf")
     last_decrease: float = 0.0
     slow_start: bool = True
@@ -128,13 +134,14 @@ class DelayWindow:
         return max(1, min(self.limit, int(self.cwnd)))
 
     def target(self) -> float:
-        return self.base_rtt * 1.25 + 0.005
+        """The RTT the window aims at: the path's own plus a bounded queue (a fifth of it and 20 ms)."""
+        return self.base_rtt * 1.2 + 0.020
 
     def on_sample(self, rtt: float, now: float) -> None:
         self.base_rtt = min(self.base_rtt, rtt)
         target = self.target()
         if rtt <= target:
-            self.cwnd += 1.0 if self.slow_start else 1.0 / self.cwnd
+            self.cwnd += 1.0 if self.slow_start else self.additive / self.cwnd
         elif now - self.last_decrease >= rtt:
             self.slow_start = False
             self.cwnd = max(self.min_cwnd, self.cwnd * (1.0 - 0.5 * (rtt - target) / rtt))
@@ -298,4 +305,7 @@ class IncWorker:
                     f"or the job's tree is not installed on switch {job.switch_ip}"
                 )
         self.stats.seconds += time.monotonic() - started
+        self.stats.srtt_ms = round((self.rtt.srtt or 0.0) * 1000, 1)
+        self.stats.base_rtt_ms = round(min(self.window.base_rtt, 1e6) * 1000, 1)
+        self.stats.window = self.window.size
         return result

@@ -42,7 +42,7 @@ class AlgoResult:
     max_abs_error: float
     bound: float = 0.0
     errors: list[str] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
 
     @property
     def goodput(self) -> float:
@@ -107,10 +107,12 @@ def _check(
                 exact = exact and bool(np.all(diff <= bound_vec + 1e-6 * np.abs(exact_sum)))
             else:  # a host float32 sum is not exact; judged by float32 rounding
                 exact = exact and bool(np.allclose(got, exact_sum, rtol=1e-4, atol=1e-4))
-    stats: dict[str, int] = {}
+    stats: dict[str, float] = {}
     for r in ok_reports:
         for k, v in r.get("stats", {}).items():
-            if isinstance(v, int):
+            if k in ("srtt_ms", "base_rtt_ms", "window"):  # per-worker state: report the worst
+                stats[f"max_{k}"] = max(stats.get(f"max_{k}", 0), v)
+            elif isinstance(v, int):
                 stats[k] = stats.get(k, 0) + v
     return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats)
 

@@ -9,13 +9,16 @@ def test_rto_follows_rfc6298() -> None:
     est = RttEstimator(rto=1.0, min_rto=0.05, max_rto=8.0)
     est.sample(0.2)
     assert est.srtt == pytest.approx(0.2) and est.rttvar == pytest.approx(0.1)
-    assert est.rto == pytest.approx(0.2 + 4 * 0.1)
+    assert est.rto == pytest.approx(0.2 + 4 * 0.1)  # srtt + 4 rttvar (above 1.5 srtt here)
     est.sample(0.4)
     assert est.rttvar == pytest.approx(0.75 * 0.1 + 0.25 * 0.2)
     assert est.srtt == pytest.approx(0.875 * 0.2 + 0.125 * 0.4)
     for _ in range(50):
         est.sample(0.001)
     assert est.rto == pytest.approx(0.05)  # clamped at min_rto
+    for _ in range(200):
+        est.sample(0.3)
+    assert est.rto == pytest.approx(1.5 * est.srtt)  # steady RTT: never below 1.5 srtt
 
 
 def test_window_grows_at_base_delay_and_shrinks_on_queueing() -> None:
