@@ -194,6 +194,10 @@ class LinkShaper:
     line: DelayLine | None = None
     rng: random.Random = field(default_factory=random.Random)
     stats: LinkStats = field(default_factory=LinkStats)
+    # When the packet reached the switch. The port loop passes its receive time, so the switch's own
+    # processing counts against the link's delay instead of adding to it: the emulated WAN then has the
+    # configured latency end to end, as with a hardware switch whose processing time is negligible.
+    clock: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
         if self.params.needs_timer and self.line is None:
@@ -219,7 +223,7 @@ class LinkShaper:
             stats.sent += 1
             return True
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             depart = now
             if self._bytes_per_s:
                 finishes = self._finishes

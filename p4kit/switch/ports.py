@@ -40,6 +40,7 @@ PACKET_IGNORE_OUTGOING = 23  # Linux >= 4.20
 PACKET_OUTGOING = 4  # sll_pkttype of a frame this host transmitted
 RECV_SIZE = 65536  # GSO/GRO can hand AF_PACKET frames above the MTU
 RCVBUF_BYTES = 8 << 20
+MAX_ABSORB_S = 0.005  # at most this much of a packet's time in the switch counts against a link's delay
 
 Output = tuple[int, bytes]
 ProcessFn = Callable[[int, bytes], Iterable[Output]]
@@ -182,6 +183,8 @@ class PortLoop:
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._loop_ident = 0
+        self._arrival = 0.0  # receive time of the batch being forwarded (see _packet_clock)
         links = links or {}
         unknown = set(links) - set(ports)
         if unknown:
@@ -232,7 +235,7 @@ class PortLoop:
             import random
 
             rng = random.Random(None if seed is None else seed + port.number)
-            shaper = LinkShaper(params, send, line, rng)
+            shaper = LinkShaper(params, send, line, rng, clock=self._packet_clock)
             self.shapers[port.number] = shaper
             return shaper.submit
         return send
@@ -284,8 +287,17 @@ class PortLoop:
         with contextlib.suppress(OSError):
             os.eventfd_write(self._wake_fd, 1)
 
+    def _packet_clock(self) -> float:
+        """When the packet being forwarded reached the switch: the receive time of its batch on the
+        loop thread (at most MAX_ABSORB_S ago), otherwise now."""
+        now = time.monotonic()
+        if threading.get_ident() == self._loop_ident and now - self._arrival < MAX_ABSORB_S:
+            return self._arrival
+        return now
+
     # -- the loop --------------------------------------------------------------------------------------
     def _run(self) -> None:
+        self._loop_ident = threading.get_ident()
         poller = select.epoll()
         by_fd: dict[int, Port] = {}
         for port in self.ports.values():
@@ -354,6 +366,7 @@ class PortLoop:
             frames = self._recv_frames(port)
         if not frames:
             return
+        self._arrival = time.monotonic()
         number = port.number
         pcap_in = self._pcap_in.get(number)
         process = self.process
