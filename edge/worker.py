@@ -58,6 +58,10 @@ class IncJob:
     rto_s: float = 1.0  # first retransmission timeout, before any RTT was measured (RFC 6298's 1 s)
     min_rto_s: float = 0.05
     max_rto_s: float = 8.0
+    # RTT of the tree's slowest path (0: unknown). No result can come back sooner than the slowest
+    # member's contribution reaches the root and the result returns, so the timeout never goes below
+    # it: a fast worker waiting for a far one is not a loss.
+    path_rtt_s: float = 0.0
     stall_timeout_s: float = 30.0
     bind_ip: str = "0.0.0.0"
     switch_port: int = INC_UDP_PORT  # where contributions go; results come back to worker_port(tenant)
@@ -137,14 +141,20 @@ class DelayWindow:
         """The RTT the window aims at: the path's own plus a bounded queue (a fifth of it and 20 ms)."""
         return self.base_rtt * 1.2 + 0.020
 
-    def on_sample(self, rtt: float, now: float) -> None:
+    def on_sample(self, rtt: float, now: float, smoothed: float | None = None) -> None:
+        """One RTT sample; `smoothed` (the estimator's srtt) is what is compared with the target, so a
+        single late result (a scheduling hiccup) does not shrink the window."""
         self.base_rtt = min(self.base_rtt, rtt)
+        level = rtt if smoothed is None else smoothed
         target = self.target()
-        if rtt <= target:
-            self.cwnd += 1.0 if self.slow_start else self.additive / self.cwnd
-        elif now - self.last_decrease >= rtt:
+        if level <= target:
+            if self.slow_start:
+                self.cwnd += 1.0
+            else:  # additive increase, scaled with the window so large windows recover in a few RTTs
+                self.cwnd += max(self.additive, self.cwnd / 16.0) / self.cwnd
+        elif now - self.last_decrease >= level:
             self.slow_start = False
-            self.cwnd = max(self.min_cwnd, self.cwnd * (1.0 - 0.5 * (rtt - target) / rtt))
+            self.cwnd = max(self.min_cwnd, self.cwnd * (1.0 - 0.5 * (level - target) / level))
             self.last_decrease = now
         self.cwnd = min(self.cwnd, float(self.limit))
 
@@ -161,7 +171,8 @@ class IncWorker:
     def __post_init__(self) -> None:
         if self.job.nslots < 1:
             raise ValueError("a job needs at least one slot")
-        self.rtt = RttEstimator(self.job.rto_s, self.job.min_rto_s, self.job.max_rto_s)
+        floor = max(self.job.min_rto_s, 1.2 * self.job.path_rtt_s)
+        self.rtt = RttEstimator(max(self.job.rto_s, floor), floor, self.job.max_rto_s)
         self.window = DelayWindow(self.job.nslots)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -284,7 +295,7 @@ class IncWorker:
                     if f is not None and f.retries == 0:
                         sample_at = time.monotonic()
                         self.rtt.sample(sample_at - f.first_sent)
-                        self.window.on_sample(sample_at - f.first_sent, sample_at)
+                        self.window.on_sample(sample_at - f.first_sent, sample_at, self.rtt.srtt)
                     self.stats.results += 1
                     last_progress = time.monotonic()
             now = time.monotonic()

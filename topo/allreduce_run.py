@@ -171,6 +171,7 @@ def run_inc(
                         "workers": len(hosts),
                         "round": 0,
                         "rto_s": a.rto_s[0],
+                        "path_rtt_s": a.path_rtt_s[0],
                         "stall_timeout_s": spec.stall_timeout_s,
                     },
                 }

@@ -39,6 +39,7 @@ class WorkerAssignment:
     rounds: list[int]  # rounds this worker takes part in
     clique_size: dict[int, int]  # round -> workers summed in its clique
     rto_s: dict[int, float]
+    path_rtt_s: dict[int, float] = field(default_factory=dict)  # round -> the tree's slowest path RTT
 
 
 @dataclass
@@ -125,6 +126,7 @@ def plan_job(
                     a.rounds.append(r)
                     a.clique_size[r] = len(tree.workers)
                     a.rto_s[r] = rto_for(tree)
+                    a.path_rtt_s[r] = tree.max_rtt_ms / 1000.0
     except BaseException:
         for owner in allocated:
             allocator.release(owner)

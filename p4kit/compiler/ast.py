@@ -691,7 +691,10 @@ class KeyElement(Node):
 class ActionRef(Node):
     """An entry of `actions = {...}`, a `default_action`, or an entry's action: `expr` is the action's
     name (PathExpression) and `args` its arguments (for a default/entry action, or bound arguments).
-    `call` (set by checker) is the `MethodCallExpression` form when arguments were given, else None."""
+    `call` (set by checker) is the `MethodCallExpression` form when arguments were given, else None;
+    `call.call.params`/`.args` cover only the parameters these arguments bind: in an `actions` list the
+    leading parameters with a direction, in `default_action`/entries all parameters or the trailing
+    directionless ones (the action data)."""
 
     expr: PathExpression
     args: list[Argument] | None = None
@@ -733,7 +736,8 @@ class TableDecl(Declaration):
     """A table. The well-known properties are also available as fields: `keys`, `actions`,
     `default_action`, `entries`; `size_value` is the evaluated `size` (None when absent).
     `properties` keeps all of them in source order, including implementation, counters, meters,
-    support_timeout and target-specific ones (their values are checked expressions)."""
+    support_timeout and target-specific ones (their values are checked expressions; the value of a
+    property unknown to P4/v1model is checked only when that succeeds, else left untyped)."""
 
     properties: list[TableProperty] = field(default_factory=list)
     keys: list[KeyElement] = field(default_factory=list)

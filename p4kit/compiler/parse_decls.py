@@ -160,6 +160,7 @@ class DeclParser(ParserBase):
         self.expect("const")
         tref = self.type_ref()
         n = self.name("a constant name")
+        self.declare_value(n.text)  # a local name shadows a type of that name
         self.expect("=")
         value = self.expression()
         self.expect(";")
@@ -209,6 +210,7 @@ class DeclParser(ParserBase):
     ) -> ast.Instantiation:
         args = self.arguments()
         n = self.name("an instance name")
+        self.declare_value(n.text)  # a local name shadows a type of that name
         initializer = None
         if self.accept("="):
             initializer = self.instance_initializer()
@@ -345,6 +347,7 @@ class DeclParser(ParserBase):
     def action_decl(self, annotations: list[ast.Annotation]) -> ast.ActionDecl:
         self.expect("action")
         n = self.name("an action name")
+        self.declare_value(n.text)  # a local name shadows a type of that name
         self.push_types([])
         try:
             params = self.parameters()
@@ -395,6 +398,7 @@ class DeclParser(ParserBase):
         size = self.expression()
         self.expect(")")
         n = self.name("a value set name")
+        self.declare_value(n.text)  # a local name shadows a type of that name
         self.expect(";")
         return ast.ValueSetDecl(n.text, args[0], size, annotations=annotations, loc=self.loc(n))
 

@@ -20,6 +20,7 @@ class StmtParser(ParserBase):
     def table_decl(self, annotations: list[ast.Annotation]) -> ast.TableDecl:
         self.expect("table")
         n = self.name("a table name")
+        self.declare_value(n.text)  # a local name shadows a type of that name
         if self.at_punct("(") and self.peek().text == ")":
             self.i += 2  # `table t() {`: the empty parameter list of early P4_16 programs
         table = ast.TableDecl(n.text, annotations=annotations, loc=self.loc(n))

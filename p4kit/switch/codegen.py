@@ -489,26 +489,29 @@ class CodeGen:
         elif op == "register_read":
             name = ps[1]["value"]
             cells = self.state.registers[name]
-            rn = self.const(_ident("RG", name, len(self.consts)), cells)
+            rn = self.const(_ident("RG", name, self.prog.registers[name].id), cells)
             i = self.tmp("i")
-            idx, _ = self.expr(ps[2])
+            idx, iw = self.expr(ps[2])
             self.emit(ind, f"{i} = {idx}")
-            self.store(
-                ind,
-                ps[0],
-                f"({rn}[{i}] if 0 <= {i} < {len(cells)} else 0)",
-                self.prog.registers[name].bitwidth,
-            )
+            check = f"{i} < {len(cells)}" if iw is not None else f"0 <= {i} < {len(cells)}"
+            self.store(ind, ps[0], f"({rn}[{i}] if {check} else 0)", self.prog.registers[name].bitwidth)
         elif op == "register_write":
             name = ps[0]["value"]
             cells = self.state.registers[name]
-            rn = self.const(_ident("RG", name, len(self.consts)), cells)
+            width = self.prog.registers[name].bitwidth
+            rn = self.const(_ident("RG", name, self.prog.registers[name].id), cells)
             i = self.tmp("i")
-            idx, _ = self.expr(ps[1])
-            val, _ = self.expr(ps[2])
+            idx, iw = self.expr(ps[1])
+            val, vw = self.expr(ps[2])
             self.emit(ind, f"{i} = {idx}")
-            self.emit(ind, f"if 0 <= {i} < {len(cells)}:")
-            self.emit(ind + 1, f"{rn}[{i}] = ({val}) & {_mask(self.prog.registers[name].bitwidth)}")
+            # A known non-negative index needs no lower bound; a value known to fit needs no mask.
+            self.emit(ind, f"if {i} < {len(cells)}:" if iw is not None else f"if 0 <= {i} < {len(cells)}:")
+            self.emit(
+                ind + 1,
+                f"{rn}[{i}] = {val}"
+                if vw is not None and vw <= width
+                else f"{rn}[{i}] = ({val}) & {_mask(width)}",
+            )
         elif op == "modify_field_with_hash_based_offset":
             calc = ps[2]["value"]
             base, _ = self.expr(ps[1])
@@ -1084,6 +1087,9 @@ class CodeGen:
         ts = self.state.tables[t.name]
         fn = self.node_names[t.name]
         tsn = self.const(_ident("TS", t.name, t.id), ts)
+        if self._gen_fixed_call(t, fn):
+            self._table_nexts(t)
+            return
         self.emit(0, f"def {fn}(P, H):")
         keys = self.key_code(t)
         kn = [f"_k{i}" for i in range(len(keys))]
@@ -1137,12 +1143,46 @@ class CodeGen:
             self.gen_run(1, t, tsn, is_hit=False)
             self.emit(1, f"return {miss_next}" if hm else "return _nxt")
         self.emit(0, "")
-        # per-action next nodes
+        self._table_nexts(t)
+
+    def _table_nexts(self, t: TableInfo) -> None:
+        """Next node per action (what entries bind to)."""
         nxt: dict[str, str] = {}
         for a in t.action_names:
             nxt[a] = self.node(t.next_tables[a]) if a in t.next_tables else self.node(t.base_default_next)
         self.table_next_src[t.name] = nxt
         self.table_default_next_src[t.name] = self.node(t.base_default_next)
+
+    def _gen_fixed_call(self, t: TableInfo, fn: str) -> bool:
+        """p4c turns a direct action call into a keyless table whose default entry is const: call the
+        action directly with its constant arguments and go to a constant next node (no lookup, no
+        entry object). Only when nothing at run time can change what the table does."""
+        d = t.default_entry or {}
+        if t.keys or t.action_profile or self.trace or not d.get("action_const"):
+            return False
+        aid = d.get("action_id")
+        if aid is None or int(aid) not in self.prog.actions_by_id:
+            return False
+        a = self.prog.actions_by_id[int(aid)]
+        if a.params and not d.get("action_entry_const"):
+            return False
+        data = d.get("action_data", [])
+        if len(data) != len(a.params):
+            return False
+        args = tuple(_hexint(v) & _mask(w) for v, (_, w) in zip(data, a.params, strict=True))
+        if t.hit_miss:
+            nxt = self.node(t.next_tables.get("__MISS__"))
+        else:
+            nxt = (
+                self.node(t.next_tables[a.name])
+                if a.name in t.next_tables
+                else self.node(t.base_default_next)
+            )
+        self.emit(0, f"def {fn}(P, H):")
+        self.emit(1, f"{self.action_fn[a.id]}(P, H, {args!r})")
+        self.emit(1, f"return {nxt}")
+        self.emit(0, "")
+        return True
 
     def gen_run(self, ind: int, t: TableInfo, tsn: str, is_hit: bool) -> None:
         """Run the chosen entry's action; sets ``_nxt`` to its next node."""

@@ -213,6 +213,14 @@ class ControlLowering:
                 nxt,
                 lambda hook, n: self.action_node(lambda sl: sl.call(s.call), scope, n, s, hook=hook),
             )
+        if isinstance(s, ast.AssignmentStatement) and _short_circuit_with_effects(s.rhs):
+            # `b = x && t.apply().hit`: evaluate as control flow so the right side may not run
+            lhs = ExprLowering(self.ctx, scope).loc(s.lhs)
+            set1 = self.action_node(lambda sl: sl.assign_value(lhs, V.b2d(V.boolean(True)), s), scope, nxt, s)  # type: ignore[arg-type]
+            set0 = self.action_node(
+                lambda sl: sl.assign_value(lhs, V.b2d(V.boolean(False)), s), scope, nxt, s
+            )  # type: ignore[arg-type]
+            return self.branch(s.rhs, scope, set1, set0)
         if isinstance(s, (ast.AssignmentStatement, ast.VariableDecl)):
             # P4 evaluates the left-hand side (e.g. a run-time index) before the right-hand side
             exprs = [s.lhs, s.rhs] if isinstance(s, ast.AssignmentStatement) else [s.init]
@@ -403,9 +411,15 @@ class ControlLowering:
                     inner.bind(p, self.ctx.layout.materialize(f"{p.name}_0", p.type or T.BitsType(1)))
                     continue
                 raise unsupported(f"missing argument for {p.name}", mce)
-            if p.direction in ("out", "inout") or isinstance(
-                a, (ast.PathExpression, ast.Member, ast.ArrayIndex)
+            writes_back = any(q.direction in ("out", "inout") for q in decl.params)
+            if p.direction in ("out", "inout") or (
+                isinstance(a, (ast.PathExpression, ast.Member, ast.ArrayIndex))
+                and not (
+                    writes_back and isinstance(T.unwrap(p.type or T.VoidType()), (T.BitsType, T.BoolType))
+                )
             ):
+                # by reference; an `in` scalar is copied (below) when the callee could change it
+                # through another parameter before reading it (P4's copy-in semantics)
                 inner.bind(p, ex.loc(a))
             elif isinstance(a.const_value, (int, bool)):
                 inner.bind(
@@ -564,6 +578,15 @@ def _flatten(stmts: list[Any]) -> list[Any]:
         else:
             out.append(s)
     return out
+
+
+def _short_circuit_with_effects(e: ast.Expression) -> bool:
+    """`a && b` / `a || b` (possibly negated) whose right operand applies a table or calls something."""
+    while isinstance(e, ast.UnaryOp) and e.op == "!":
+        e = e.expr
+    if isinstance(e, ast.BinaryOp) and e.op in ("&&", "||") and e.const_value is None:
+        return _hoistable(e.right, control=True) or _short_circuit_with_effects(e.left)
+    return False
 
 
 def _applies_anything(node: Any) -> bool:

@@ -191,10 +191,13 @@ class ParserLowering:
             a = c.args[i] if i < len(c.args) else None
             if a is None:
                 raise unsupported(f"missing argument for {p.name}", mce)
+            writes_back = any(q.direction in ("out", "inout") for q in decl.params)
+            scalar = isinstance(T.unwrap(p.type or T.VoidType()), (T.BitsType, T.BoolType))
             if p.direction in ("out", "inout") or not isinstance(a.const_value, (int, bool)):
-                if p.direction == "in" and not isinstance(
-                    a, (ast.PathExpression, ast.Member, ast.ArrayIndex)
-                ):
+                if p.direction in ("in", "") and (
+                    not isinstance(a, (ast.PathExpression, ast.Member, ast.ArrayIndex))
+                    or (writes_back and scalar)
+                ):  # copy-in: a computed value, or a field the sub-parser could change before reading it
                     tmp = self.ctx.layout.materialize(f"{p.name}_0", p.type or a.type or T.BitsType(32))
                     self._assign(cur, tmp, a, scope, mce)
                     inner.bind(p, tmp)

@@ -157,6 +157,8 @@ def check_tables(bm: dict[str, Any], facts: dict[str, Any]) -> None:
             assert t["match_type"] == want["match_type"], f"{tname}: match_type {t['match_type']}"
         if "key_match_types" in want:
             assert [k["match_type"] for k in t["key"]] == want["key_match_types"], f"{tname}: key {t['key']}"
+        if "key_names" in want:
+            assert [k["name"] for k in t["key"]] == want["key_names"], f"{tname}: key {t['key']}"
         if "max_size" in want:
             assert t["max_size"] == want["max_size"]
         if "type" in want:
@@ -233,6 +235,11 @@ def check_p4info(p4info_text: str, facts: dict[str, Any]) -> None:
         have = {e.preamble.name for e in getattr(info, kind)}
         missing = set(want) - have
         assert not missing, f"P4Info {kind}: {sorted(missing)} missing; have {sorted(have)}"
+    tables = {t.preamble.name: t for t in info.tables}
+    for tname, want_fields in facts.get("p4info_match_fields", {}).items():
+        assert tname in tables, f"P4Info table {tname} missing"
+        have_fields = [(f.name, f.bitwidth) for f in tables[tname].match_fields]
+        assert have_fields == [tuple(f) for f in want_fields], f"P4Info {tname} match fields {have_fields}"
 
 
 @pytest.mark.parametrize("src", PROGRAMS, ids=[p.stem for p in PROGRAMS])

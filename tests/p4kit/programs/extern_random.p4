@@ -1,5 +1,5 @@
-// random() with a one-value range and a small range, and hash() with HashAlgorithm.random and a
-// modulus of 1 (always the base).
+// random() with a one-value range and a small range, and hash() with a modulus of 1 (the result is
+// always the base). HashAlgorithm.random is not used: BMv2 registers no "random" hash.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -26,7 +26,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadat
     apply {
         random(hdr.h.fixed, 8w7, 8w7);
         random(hdr.h.small, 8w0, 8w15);
-        hash(hdr.h.hrand, HashAlgorithm.random, 16w0x1234, { hdr.h.fixed }, 32w1);
+        hash(hdr.h.hrand, HashAlgorithm.xor16, 16w0x1234, { hdr.h.fixed, hdr.h.small }, 32w1);
         sm.egress_spec = 1;
     }
 }

@@ -1,5 +1,5 @@
 // Serializable enum as a header field and select key, a plain enum, user error codes raised by
-// verify() and inspected through standard_metadata.parser_error in ingress.
+// verify() and inspected through standard_metadata.parser_error in ingress; a user match_kind.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -12,6 +12,9 @@ enum bit<8> Kind_t {
 enum Color_t { RED, GREEN, BLUE }
 
 error { BadKind, ZeroLen }
+
+// An extra match_kind declaration (declared, never used by a table).
+match_kind { custom_unused_kind }
 
 header msg_t {
     Kind_t kind;
