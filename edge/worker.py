@@ -262,7 +262,12 @@ class IncWorker:
         launch(time.monotonic())
         while remaining:
             now = time.monotonic()
-            deadline = min((f.sent_at + f.rto for f in inflight.values()), default=now + 0.1)
+            rto_now = self.rtt.rto
+            # a chunk sent once waits for the current estimate (which the first results bring down from
+            # the initial 1 s); a retransmitted one for its own backed-off timeout
+            deadline = min(
+                (f.sent_at + (f.rto if f.retries else rto_now) for f in inflight.values()), default=now + 0.1
+            )
             wait = max(0.0, min(deadline - now, 0.1))
             readable, _, _ = select.select([self.sock], [], [], wait)
             if readable:
@@ -300,14 +305,14 @@ class IncWorker:
                     last_progress = time.monotonic()
             now = time.monotonic()
             launch(now)
+            rto_now = self.rtt.rto
             for index, f in inflight.items():
-                if now - f.sent_at >= f.rto:
+                if now - f.sent_at >= (f.rto if f.retries else rto_now):
                     if not self._send(first + index, f.lanes, kind, retransmit=True):
                         break
                     f.sent_at = now
                     f.retries += 1
-                    # back off from the current estimate, never below what this chunk already waited
-                    f.rto = min(max(f.rto, self.rtt.rto) * 2, job.max_rto_s)
+                    f.rto = min(rto_now * 2**f.retries, job.max_rto_s)  # exponential backoff
             if now - last_progress > job.stall_timeout_s:
                 missing = sorted(inflight)[:8]
                 raise IncTimeoutError(
