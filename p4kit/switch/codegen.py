@@ -83,6 +83,7 @@ def _hexint(v: Any) -> int:
 
 
 _NATIVE = {8: "B", 16: "H", 32: "I", 64: "Q"}
+MAX_ACTION_LOOPS = 1_000_000  # backward jumps per action call before the packet is dropped
 
 
 @dataclass
@@ -142,6 +143,27 @@ def _bind_header_locals(body: list[str]) -> list[str]:
     for line in body:
         out.append(_HREF.sub(lambda m: f"_h{m.group(1)}" if m.group(1) in hot else m.group(0), line))
     return out
+
+
+MAX_PARSER_STATES = 100_000
+
+
+def _has_cycle(states: list[dict]) -> bool:
+    graph = {
+        st["name"]: [t.get("next_state") for t in st.get("transitions", []) if t.get("next_state")]
+        for st in states
+    }
+    color: dict[str, int] = {}
+
+    def visit(n: str) -> bool:
+        color[n] = 1
+        for m in graph.get(n, []):
+            if color.get(m) == 1 or (m not in color and visit(m)):
+                return True
+        color[n] = 2
+        return False
+
+    return any(n not in color and visit(n) for n in graph)
 
 
 def _ident(prefix: str, name: str, i: int) -> str:
@@ -761,8 +783,18 @@ class CodeGen:
         init = parser.get("init_state")
         self.emit(0, "def PARSE(P, H):")
         self.emit(1, f"s = {self.state_fn.get(init, 'None')}")
-        self.emit(1, "while s is not None:")
-        self.emit(2, "s = s(P, H)")
+        if _has_cycle(parser.get("parse_states", [])):
+            # A parse graph with a cycle may loop without consuming input: bound the number of
+            # states visited so that no packet can hang the switch (ParserTimeout, as P4 names it).
+            self.emit(1, "n = 0")
+            self.emit(1, "while s is not None:")
+            self.emit(2, "s = s(P, H)")
+            self.emit(2, "n += 1")
+            self.emit(2, f"if n > {MAX_PARSER_STATES}:")
+            self.emit(3, f"raise _perr({self.err_code('ParserTimeout')})")
+        else:
+            self.emit(1, "while s is not None:")
+            self.emit(2, "s = s(P, H)")
         self.emit(0, "")
 
     def gen_state(self, st: dict) -> None:
@@ -990,20 +1022,26 @@ class CodeGen:
                 starts.add(i + 1)
         starts = sorted(x for x in starts if x < n)
         self.emit(1, "_pc = 0")
+        self.emit(1, "_loops = 0")
         self.emit(1, "while True:")
         for bi, start in enumerate(starts):
             end = starts[bi + 1] if bi + 1 < len(starts) else n
             self.emit(2, f"if _pc == {start}:")
-            for p in prims[start:end]:
+            for k, p in enumerate(prims[start:end], start):
                 op = p["op"]
-                if op == "_jump":
-                    self.emit(3, f"_pc = {_hexint(p['parameters'][0]['value'])}")
-                    self.emit(3, "continue")
-                elif op == "_jump_if_zero":
-                    c, _ = self.expr(p["parameters"][0])
-                    self.emit(3, f"if not {c}:")
-                    self.emit(4, f"_pc = {_hexint(p['parameters'][1]['value'])}")
-                    self.emit(4, "continue")
+                if op in ("_jump", "_jump_if_zero"):
+                    target = _hexint(p["parameters"][-1]["value"])
+                    ind = 3
+                    if op == "_jump_if_zero":
+                        c, _ = self.expr(p["parameters"][0])
+                        self.emit(3, f"if not {c}:")
+                        ind = 4
+                    if target <= k:  # a backward jump (a P4 loop): bound it, a packet must not hang
+                        self.emit(ind, "_loops += 1")
+                        self.emit(ind, f"if _loops > {MAX_ACTION_LOOPS}:")
+                        self.emit(ind + 1, "raise AssertionFailed('loop in an action did not terminate')")
+                    self.emit(ind, f"_pc = {target}")
+                    self.emit(ind, "continue")
                 else:
                     self.primitive(3, p)
             self.emit(3, f"_pc = {end}")

@@ -275,3 +275,32 @@ def test_parse_value_set_values_are_unpadded_multi_field_keys() -> None:
     assert sw.parse_vset_get("pvs") == [0xABC5]
     sw.parse_vset_remove("pvs", 0xABC5)
     assert sw.process_packet(0, bytes.fromhex("abc511")) == [(1, bytes.fromhex("abc511"))]
+
+
+def test_endless_parser_loop_and_action_loop_end_with_a_reason() -> None:
+    b = JsonBuilder()
+    b.add_header("h", [("x", 8)])
+    b.add_header("info", [("err", 8)])
+    # `spin` loops on itself without extracting anything when x == 1
+    b.state(
+        "start", [b.extract("h")], key=[F("h", "x")], transitions=[(1, None, "spin"), ("default", None, None)]
+    )
+    b.state("spin", [], key=[F("h", "x")], transitions=[(1, None, "spin"), ("default", None, None)])
+    b.deparse("info", "h")
+    b.action(
+        "loop",
+        [],
+        [
+            P_add("info"),
+            assign(F("info", "err"), F(SM, "parser_error")),
+            assign(F(SM, "egress_spec"), HX(1)),
+            {"op": "_jump_if_zero", "parameters": [X("==", F("h", "x"), HX(2)), HX(5)]},
+            {"op": "_jump", "parameters": [HX(4)]},  # x == 2: jumps to itself forever
+        ],
+    )
+    b.init("ingress", b.call("loop"))
+    sw = Switch()
+    sw.load_pipeline(b.build())
+    assert sw.process_packet(0, b"\x01") == [(1, bytes([5, 1]))]  # ParserTimeout (5)
+    assert sw.process_packet(0, b"\x02") == []
+    assert "did not terminate" in sw.drop_log[0]
