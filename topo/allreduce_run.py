@@ -125,8 +125,8 @@ def run_inc(
 ) -> list[AlgoResult]:
     """Install one INC job per tenant over all workers, run them at once, check, and remove the jobs.
 
-    Workers named in `dead_workers` are killed when the run starts (a crashed peer): the others must
-    then fail with a clear timeout rather than hang."""
+    Workers named in `dead_workers` are killed just before the run starts (a crashed peer): the others
+    must then fail with a clear timeout rather than hang."""
     fabric = running.network.fabric
     index = P4InfoIndex(running.pipeline.p4info)
     allocator = Allocator([s.name for s in fabric.switches])
@@ -218,8 +218,10 @@ def _launch_multi(
             )
         )
     if kill_at_start:
+        # just before the common start: the victims are up but have sent nothing (a worker that had
+        # already sent its whole vector would not be missed)
         start_at = min(float(spec["start_at"]) for spec in specs.values())
-        time.sleep(max(0.0, start_at - time.time()))
+        time.sleep(max(0.0, start_at - 0.5 - time.time()))
         for key, _spec, proc in procs:
             if key.split("#", 1)[0] in kill_at_start:
                 proc.kill()
