@@ -123,7 +123,7 @@ class DelayWindow:
     """
 
     limit: int
-    cwnd: float = 128.0
+    cwnd: float = 512.0
     min_cwnd: float = 2.0
     additive: float = 8.0  # chunks added per RTT once out of slow start
     base_rtt: float = float("inf")

@@ -42,7 +42,7 @@ def main() -> int:
     ap.add_argument("--losses", type=floats, default=floats("0,0.02"), help="loss fractions per WAN link")
     ap.add_argument("--tenants", type=ints, default=ints("1,2"), help="concurrent INC tenants")
     ap.add_argument("--mode", choices=("int32", "float32"), default="int32")
-    ap.add_argument("--slots", type=int, default=1024)
+    ap.add_argument("--slots", type=int, default=0, help="slots per tenant (default: as many as needed)")
     ap.add_argument("--out", type=Path, default=Path("runs/sweep"))
     args = ap.parse_args()
     if not require_root("sweep"):

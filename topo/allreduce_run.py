@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from controller.inc.allocation import Allocator
+from controller.inc.allocation import INC_CELLS, Allocator
 from controller.inc.install import JobInstaller
 from controller.inc.jobs import JobPlan, plan_job
 from controller.p4rt import P4InfoIndex
 from edge import formats
+from edge.protocol import INC_LANES
 from edge.runner import expected_sum, worker_data
 from topo.session import RunningWan
 
@@ -28,7 +29,16 @@ class AllreduceSpec:
     elements: int
     mode: str = "int32"
     tenants: int = 1
-    nslots: int = 1024
+    nslots: int = 0  # slots per tenant and switch; 0: as many as the vector needs, sharing the pool
+
+    def slots(self) -> int:
+        """The window: with 0, one slot per chunk up to an equal share of the switches' cells, so no
+        chunk waits for a slot (a lost chunk holding its slot would stall the one after it)."""
+        if self.nslots:
+            return self.nslots
+        chunks = -(-self.elements // INC_LANES)
+        return max(1, min(chunks, INC_CELLS // 2 // self.tenants))
+
     seed: int = 1
     stall_timeout_s: float = 30.0
 
@@ -135,13 +145,13 @@ def run_inc(
     plans: list[JobPlan] = []
     try:
         for t in range(1, spec.tenants + 1):
-            plan = plan_job(fabric, allocator, t, [[hosts]], spec.nslots)
+            plan = plan_job(fabric, allocator, t, [[hosts]], spec.slots())
             installer.install(plan)
             plans.append(plan)
             tree = plan.trees[0][0]
             progress(
                 f"tenant {t}: tree rooted at {tree.root} (slowest path {tree.max_rtt_ms:g} ms), "
-                f"{spec.nslots} slots"
+                f"{spec.slots()} slots"
             )
         out_dir = running.run_dir / "allreduce" / "inc"
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -167,7 +177,7 @@ def run_inc(
                     "inc": {
                         "tenant": t,
                         "switch_ip": a.inc_ip,
-                        "nslots": spec.nslots,
+                        "nslots": spec.slots(),
                         "workers": len(hosts),
                         "round": 0,
                         "rto_s": a.rto_s[0],

@@ -39,7 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--tenants", type=int, default=1, help="concurrent INC jobs over the same workers (default 1)"
     )
     p.add_argument(
-        "--slots", type=int, default=1024, help="slots per tenant and switch: the window (default 1024)"
+        "--slots",
+        type=int,
+        default=0,
+        help="slots per tenant and switch, which bound the window (default: one per chunk of the vector, "
+        "up to an equal share of the switches' 4096)",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the generated inputs")
     p.add_argument(
@@ -55,8 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_allreduce(args: argparse.Namespace) -> int:
     if not require_root("allreduce"):
         return 1
-    if args.elements < 1 or args.tenants < 1 or args.slots < 1:
-        raise SystemExit("tributary allreduce: --elements, --tenants and --slots must be positive")
+    if args.elements < 1 or args.tenants < 1 or args.slots < 0:
+        raise SystemExit(
+            "tributary allreduce: --elements and --tenants must be positive, --slots not negative"
+        )
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
 
