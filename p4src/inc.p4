@@ -1,5 +1,5 @@
-/* Tributary's switch program (P4_16, v1model): WAN forwarding, and the in-network aggregation
-   protocol of docs/protocol.md as it is added. Compile with
+/* Tributary's switch program (P4_16, v1model): WAN forwarding (include/forwarding.p4) and the
+   in-network aggregation protocol of docs/protocol.md (include/aggregation.p4). Compile with
        p4kit-p4c --p4v 16 -o build/inc.json --p4runtime-files build/inc.p4info.txtpb p4src/inc.p4
    or, with the real tools, p4c-bm2-ss and the same flags. */
 #include <core.p4>
