@@ -59,6 +59,17 @@ class ScheduleJob:
             stall_timeout_s=stall_timeout_s,
         )
 
+    def to_spec(self) -> dict:
+        """The "job" part of a worker spec for `main` (JSON: a role is [round, clique_size] or null)."""
+        return {
+            "tenant": self.tenant,
+            "switch_ip": self.switch_ip,
+            "nslots": self.nslots,
+            "period": [[r.round, r.clique_size] if r else None for r in self.period],
+            "rto_s": self.rto_s,
+            "stall_timeout_s": self.stall_timeout_s,
+        }
+
 
 @dataclass
 class ScheduleWorker:
@@ -136,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     try:
         j = dict(spec["job"])
-        j["period"] = [Role(*p) if p else None for p in j["period"]]
+        j["period"] = [Role(*p) if p else None for p in j["period"]]  # the inverse of to_spec
         values = np.load(spec["input"])
         time.sleep(max(0.0, float(spec.get("start_at", 0)) - time.time()))
         t0 = time.time()

@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from edge.schedule_worker import ScheduleJob  # noqa: E402
 from topo import detach  # noqa: E402
 
 
@@ -124,17 +125,8 @@ def run(args: argparse.Namespace, state_file: Path) -> int:
         start_at = time.time() + 3.0
         procs = {}
         for host in workers:
-            w = next(x for x in job["workers"] if x["host"] == host)
-            roles = {r["round"]: [r["round"], r["clique_size"]] for r in w["rounds"]}
             spec = {
-                "job": {
-                    "tenant": job["id"],
-                    "switch_ip": w["switch_ip"],
-                    "nslots": job["slots"],
-                    "period": [roles.get(t["round"]) for t in job["trees"]],
-                    "rto_s": max(r["rto_s"] for r in w["rounds"]),
-                    "stall_timeout_s": 60.0,
-                },
+                "job": ScheduleJob.from_job_view(job, host, stall_timeout_s=60.0).to_spec(),
                 "input": str(out_dir / f"{host}.in.npy"),
                 "out": str(out_dir / f"{host}.out.npy"),
                 "report": str(out_dir / f"{host}.report.json"),

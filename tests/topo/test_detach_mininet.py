@@ -15,6 +15,7 @@ import httpx
 import numpy as np
 import pytest
 
+from edge.schedule_worker import ScheduleJob
 from topo import cleanup
 
 pytestmark = [pytest.mark.mininet, pytest.mark.root]
@@ -70,15 +71,8 @@ def run_workers(
     procs = {}
     for w in job["workers"]:
         host = w["host"]
-        roles = {r["round"]: [r["round"], r["clique_size"]] for r in w["rounds"]}
         spec = {
-            "job": {
-                "tenant": job["id"],
-                "switch_ip": w["switch_ip"],
-                "nslots": job["slots"],
-                "period": [roles.get(t["round"]) for t in job["trees"]],
-                "stall_timeout_s": 30.0,
-            },
+            "job": ScheduleJob.from_job_view(job, host, stall_timeout_s=30.0).to_spec(),
             "input": str(tmp / f"{host}.in.npy"),
             "out": str(tmp / f"{host}.out.npy"),
             "report": str(tmp / f"{host}.report.json"),
