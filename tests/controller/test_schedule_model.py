@@ -132,6 +132,17 @@ def test_disconnected_schedule_never_reaches_consensus() -> None:
     assert not mix.reaches
 
 
+def test_an_error_landing_on_eps_is_counted_the_same_under_relabelling() -> None:
+    """Pair rounds halve the error, so it hits 2**-23 (the default eps) exactly; rounding must not decide."""
+    rounds = (((0, 1), (2, 3), (4, 5)), ((0, 3), (2, 4), (1, 5)))
+    perm = [0, 1, 2, 3, 5, 4]
+    inv = np.argsort(perm)
+    moved = tuple(tuple(tuple(sorted(int(inv[i]) for i in c)) for c in r) for r in rounds)
+    a, b = consensus(6, rounds), consensus(6, moved)
+    assert a.rounds == b.rounds > 0
+    assert a.error == pytest.approx(2.0**-23, rel=1e-6)
+
+
 def test_round_robin_pairs_meet_every_pair_once() -> None:
     for n in (4, 5, 8, 9):
         met = [p for r in round_robin_pairs(n) for c in r if len(c) == 2 for p in [c]]
