@@ -11,6 +11,10 @@ Packets to and from the controller, exactly as BMv2 does it:
   port (handed to `inject`, so the port loop's thread runs it).
 - PacketIn: a frame the pipeline sends to the CPU port starts with the `packet_in` header; its fields
   become PacketIn metadata and the rest is the payload. Only primaries receive PacketIn.
+
+Digests are batched into DigestLists by `p4rt_digests.DigestBatcher` as the DigestEntry's config asks
+(list size, buffering timeout, duplicate suppression until a DigestListAck or the ack timeout); the
+lists go to the primaries.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ import itertools
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from p4kit.switch.p4info_index import ControllerHeaderInfo, P4InfoIndex
 from p4kit.switch.p4rt_arbitration import Arbiter
 from p4kit.switch.p4rt_codec import P4RTError, decode, encode, invalid
 from p4kit.switch.p4rt_config import decode_device_config
+from p4kit.switch.p4rt_digests import DigestBatch, DigestBatcher
 from p4kit.switch.p4rt_entities import EntityService, from_switch_error
 from p4kit.switch.runtime import DigestMessage, PacketIn, Switch
 
@@ -80,9 +84,14 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._saved: Pipeline | None = None  # VERIFY_AND_SAVE, waiting for COMMIT
         self._lock = threading.RLock()  # one control operation at a time
         self._stream_ids = itertools.count(1)
-        self._digest_list_ids = itertools.count(1)
+        self.digests = DigestBatcher(self._send_digest_list, self._digest_config)
+        self.digests.start()
         switch.set_packet_in_callback(self._on_packet_in)
         switch.set_digest_callback(self._on_digest)
+
+    def close(self) -> None:
+        """Stop the digest timer thread (the server is going away)."""
+        self.digests.close()
 
     # ====================================================================== helpers
     def _check_device(self, device_id: int) -> None:
@@ -161,6 +170,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise invalid(f"BMv2 JSON rejected: {e}") from None
         self.pipeline = pipeline
         self.entities = EntityService(pipeline.index, self.switch)
+        self.digests.reset()  # buffered and cached digests belong to the old program
         log.info("pipeline committed (%d tables)", len(pipeline.index.tables))
 
     def _reconcile(self, pipeline: Pipeline) -> None:
@@ -237,6 +247,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                     except P4RTError as e:
                         log.info("write failed: %s", e)
                         errors.append(e)
+                if any(u.entity.HasField("digest_entry") for u in request.updates):
+                    self.digests.wake()  # deadlines follow the new config (or the digest is off)
         except P4RTError as e:
             self._abort(context, e)
         if any(errors):
@@ -299,7 +311,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                     elif kind == "packet":
                         self._packet_out(stream_id, req.packet, outbox)
                     elif kind == "digest_ack":
-                        pass  # lists are sent once; an ack needs no action here
+                        self._digest_ack(stream_id, req.digest_ack)
                 except P4RTError as e:
                     if kind == "arbitration":
                         outbox.put(e)
@@ -331,6 +343,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             if self.transmit is not None:
                 self.transmit(port, data)
 
+    def _digest_ack(self, stream_id: int, ack: p4runtime_pb2.DigestListAck) -> None:
+        """The primary acknowledges a DigestList: its messages may be learned (sent) again."""
+        if not self.arbiter.is_primary_stream(stream_id):
+            raise P4RTError(grpc.StatusCode.PERMISSION_DENIED, "only the primary client may ack digest lists")
+        _, entities = self._need_pipeline()
+        if ack.digest_id not in entities.index.digests:
+            raise invalid(f"unknown digest id {ack.digest_id:#x}")
+        self.digests.ack(ack.digest_id, ack.list_id)  # an unknown or expired list id is no error
+
     # ====================================================================== dataplane -> controller
     def _send_to_primaries(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
         for client in self.arbiter.primaries():
@@ -351,18 +372,30 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             msg.packet.metadata.extend(unpack_header(header, pkt.data[:n]))
         self._send_to_primaries(msg)
 
+    def _digest_config(self, digest_id: int) -> p4runtime_pb2.DigestEntry.Config | None:
+        """The digest's DigestEntry config; None while no DigestEntry enables it."""
+        entities = self.entities
+        return None if entities is None else entities.store.digests.get(digest_id)
+
     def _on_digest(self, digest: DigestMessage) -> None:
+        """Dataplane thread: hand the message to the batcher (which only buffers; it never sends here)."""
         entities = self.entities
         if entities is None:
             return
         info = entities.index.digest_by_name(digest.name)
-        if info is None or info.id not in entities.store.digests:
-            return  # only configured digests are streamed (a DigestEntry enables them)
+        if info is not None:
+            self.digests.add(info.id, digest.values)  # dropped unless a DigestEntry configures it
+
+    def _send_digest_list(self, batch: DigestBatch) -> None:
+        """Batcher thread: one finished list -> a DigestList to the primaries."""
+        entities = self.entities
+        if entities is None or batch.digest_id not in entities.index.digests:
+            return  # the pipeline changed under the list
         msg = p4runtime_pb2.StreamMessageResponse()
-        msg.digest.digest_id = info.id
-        msg.digest.list_id = next(self._digest_list_ids)
-        msg.digest.timestamp = time.time_ns()
-        msg.digest.data.append(entities.digest_data(info.id, digest.values))
+        msg.digest.digest_id = batch.digest_id
+        msg.digest.list_id = batch.list_id
+        msg.digest.timestamp = batch.timestamp
+        msg.digest.data.extend(entities.digest_data(batch.digest_id, v) for v in batch.values)
         self._send_to_primaries(msg)
 
 
@@ -504,6 +537,7 @@ class P4RuntimeServer:
 
     def stop(self, grace: float = 0.5) -> None:
         self._server.stop(grace).wait(grace + 1)
+        self.service.close()
 
     def wait(self) -> None:
         self._server.wait_for_termination()
