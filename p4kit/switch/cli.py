@@ -13,6 +13,7 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from p4kit.switch.cli_args import SwitchOptions, UsageError, parse_args
@@ -85,19 +86,35 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         except SwitchError:  # no pipeline yet: BMv2 drops what arrives before a program is set
             return []
 
-    if trace is not None:
-        plain, known = process, set(opts.interfaces)
+    def process_batch(
+        port: int, frames: list[bytes], on_error: Callable[[int], object]
+    ) -> list[tuple[int, bytes]]:
+        try:
+            return switch.process_batch(port, frames, on_error)
+        except SwitchError:
+            return []
 
-        def process(port: int, frame: bytes) -> list[tuple[int, bytes]]:
-            outputs = plain(port, frame)
+    if trace is not None:
+        plain, plain_batch, known = process, process_batch, set(opts.interfaces)
+
+        def dropped(outputs: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
             for out_port, _ in outputs:
                 if out_port not in known and out_port != opts.cpu_port:
                     trace.info(f"port {out_port} has no interface: packet dropped")
             return outputs
 
+        def process(port: int, frame: bytes) -> list[tuple[int, bytes]]:
+            return dropped(plain(port, frame))
+
+        def process_batch(
+            port: int, frames: list[bytes], on_error: Callable[[int], object]
+        ) -> list[tuple[int, bytes]]:
+            return dropped(plain_batch(port, frames, on_error))
+
     ports = PortLoop(
         opts.interfaces,
         process,
+        process_batch=process_batch,
         cpu_port=opts.cpu_port,
         links=opts.links,
         pcap_dir=opts.pcap_dir,

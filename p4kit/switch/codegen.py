@@ -19,6 +19,7 @@ no trace code exists at all.
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,11 @@ def _bind_header_locals(body: list[str]) -> list[str]:
 
 
 MAX_PARSER_STATES = 100_000
+MAX_INLINED_NODES = 256  # control nodes inlined into one control's function
+MAX_INLINED_STATES = 48  # states inlined into one state's function (a DAG could blow up)
+MAX_INLINE_INDENT = 40  # and never nested deeper than this (Python's limit is 100)
+MAX_PATHS = 64  # parse paths enumerated to find the deparser's fast cases
+MAX_DEPARSE_SHAPES = 4  # header sets the deparser packs in one call
 
 
 def _has_cycle(states: list[dict]) -> bool:
@@ -187,6 +193,9 @@ class CodeGen:
         self._calc_done: set[str] = set()
         self.side: list[str] = []  # functions generated on demand (calculations) while inside another
         self.state_fn: dict[str, str] = {}
+        self.parse_states: dict[str, dict] = {}
+        self.inline_parser = False
+        self._inline_left = 0
         self.table_next_src: dict[str, dict[str, str]] = {}
         self.table_default_next_src: dict[str, str] = {}
         sm = prog.header_by_name["standard_metadata"]
@@ -551,18 +560,23 @@ class CodeGen:
             sess, _ = self.expr(ps[0])
             fl = self.expr(ps[1])[0] if len(ps) > 1 else "0"
             self.emit(ind, f"P.clone = ({sess}, {fl})")
+            self.emit(ind, "P.special = 1")
         elif op == "resubmit":
             fl = self.expr(ps[0])[0] if ps else "0"
             self.emit(ind, f"P.resubmit = {fl}")
+            self.emit(ind, "P.special = 1")
         elif op == "recirculate":
             fl = self.expr(ps[0])[0] if ps else "0"
             self.emit(ind, f"P.recirc = {fl}")
+            self.emit(ind, "P.special = 1")
         elif op == "truncate":
             n, _ = self.expr(ps[0])
             self.emit(ind, f"P.trunc = {n}")
+            self.emit(ind, "P.special = 1")
         elif op == "generate_digest":
             lid, _ = self.expr(ps[1])
             self.emit(ind, f"P.learn = {lid}")
+            self.emit(ind, "P.special = 1")
         elif op == "log_msg":
             fmt = ps[0]["value"]
             args = []
@@ -778,6 +792,8 @@ class CodeGen:
             return
         for i, st in enumerate(parser.get("parse_states", [])):
             self.state_fn[st["name"]] = _ident("S", st["name"], i)
+            self.parse_states[st["name"]] = st
+        self.inline_parser = not _has_cycle(parser.get("parse_states", []))
         for st in parser.get("parse_states", []):
             self.gen_state(st)
         init = parser.get("init_state")
@@ -795,17 +811,37 @@ class CodeGen:
         else:
             self.emit(1, "while s is not None:")
             self.emit(2, "s = s(P, H)")
+            self.consts["PARSE_START"] = None  # the start state's function, bound after exec
+            self.emit(0, "")
+            self.emit(0, f"PARSE_START = {self.state_fn.get(init, 'None')}")
         self.emit(0, "")
 
     def gen_state(self, st: dict) -> None:
+        """A state's function. In an acyclic parser the states it leads to are inlined into it (up to
+        a budget), so a usual packet walks its whole parse path in one call."""
         fn = self.state_fn[st["name"]]
         self.emit(0, f"def {fn}(P, H):")
-        if self.trace:
-            self.emit(1, f"TR('parser: state {st['name']}')")
-        for op in st.get("parser_ops", []):
-            self.parser_op(1, op)
-        self.gen_transitions(1, st)
+        self._inline_left = MAX_INLINED_STATES
+        self.gen_state_body(1, st)
         self.emit(0, "")
+
+    def gen_state_body(self, ind: int, st: dict) -> None:
+        if self.trace:
+            self.emit(ind, f"TR('parser: state {st['name']}')")
+        for op in st.get("parser_ops", []):
+            self.parser_op(ind, op)
+        self.gen_transitions(ind, st)
+
+    def goto_state(self, ind: int, nxt: str | None) -> None:
+        """Continue with state `nxt`: its code inline when allowed, else return its function.
+        Inlining is safe because every path through a state's code ends in return or raise, so
+        the code after an inlined branch (the next transition test) runs only when it was not taken."""
+        st = self.parse_states.get(nxt) if nxt else None
+        if st is not None and self.inline_parser and self._inline_left > 0 and ind < MAX_INLINE_INDENT:
+            self._inline_left -= 1
+            self.gen_state_body(ind, st)
+        else:
+            self.emit(ind, f"return {self.state_fn.get(nxt, 'None') if nxt else 'None'}")
 
     def parser_op(self, ind: int, op: dict) -> None:
         kind = op["op"]
@@ -891,7 +927,7 @@ class CodeGen:
         pad = (-total) % 8  # BMv2 rounds a header up to whole bytes; the padding bits are ignored
         n = (total + pad) // 8
         fmt, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
-        st = self.const(f"ST_{ht.name}".replace(".", "_").replace("$", "_"), __import__("struct").Struct(fmt))
+        st = self.const(f"ST_{ht.name}".replace(".", "_").replace("$", "_"), struct.Struct(fmt))
         self.emit(ind, "_o = P.off")
         self.emit(ind, f"_e = _o + {n}")
         self.emit(ind, "if _e > P.dlen:")
@@ -954,10 +990,9 @@ class CodeGen:
             self.emit(ind, f"_k = {' | '.join(reversed(terms))}")
         for tr in trans:
             nxt = tr.get("next_state")
-            target = self.state_fn.get(nxt, "None") if nxt else "None"
             ttype = tr.get("type", "hexstr" if tr.get("value") not in (None, "default") else "default")
             if tr.get("value") == "default" or ttype == "default":
-                self.emit(ind, f"return {target}")
+                self.goto_state(ind, nxt)
                 return
             if ttype == "parse_vset":
                 vs = self.const(_ident("VS", tr["value"], len(self.consts)), self.state.vsets[tr["value"]])
@@ -973,7 +1008,7 @@ class CodeGen:
                     self.emit(ind, f"if _k & {m} == {v & m}:")
                 else:
                     self.emit(ind, f"if _k == {v}:")
-            self.emit(ind + 1, f"return {target}")
+            self.goto_state(ind + 1, nxt)
         self.emit(ind, f"raise _perr({self.err_code('NoMatch')})")
 
     def key_part(self, kp: dict) -> tuple[str, int]:
@@ -1065,8 +1100,14 @@ class CodeGen:
             self.gen_action_call(ac)
         init = pipe.get("init_table")
         self.emit(0, f"def PIPE_{pname}(P, H):")
-        self.emit(1, f"n = {self.node(init)}")
+        if self.trace:
+            self.emit(1, f"n = {self.node(init)}")
+        else:
+            self.emit(1, "n = None")
         self.emit(1, "try:")
+        if not self.trace:
+            self._inline_left = MAX_INLINED_NODES
+            self.inline_node(2, init, pipe)
         self.emit(2, "while n is not None:")
         self.emit(3, "n = n(P, H)")
         self.emit(1, "except ExitControl:")
@@ -1075,6 +1116,56 @@ class CodeGen:
         else:
             self.emit(2, "pass")
         self.emit(0, "")
+
+    def inline_node(self, ind: int, name: str | None, pipe: dict) -> None:
+        """Emit control node `name` and, where the next node is known here, its successors, so a
+        usual packet crosses a control without a call per node. Every path ends by setting ``n``:
+        None at the end of the control, or the node function to continue with (a table whose
+        actions lead to different nodes, or the inlining budget spent); the loop after it runs that."""
+        if name is None:
+            self.emit(ind, "n = None")
+            return
+        if self._inline_left <= 0 or ind >= MAX_INLINE_INDENT:
+            self.emit(ind, f"n = {self.node(name)}")
+            return
+        self._inline_left -= 1
+        cond = self._pipe_items(pipe, "conditionals").get(name)
+        if cond is not None:
+            code, _ = self.expr(cond["expression"])
+            self.emit(ind, f"if {code}:")
+            self.inline_node(ind + 1, cond.get("true_next"), pipe)
+            self.emit(ind, "else:")
+            self.inline_node(ind + 1, cond.get("false_next"), pipe)
+            return
+        call = self._pipe_items(pipe, "action_calls").get(name)
+        if call is not None:
+            self.emit(ind, f"{self.action_fn[int(call['action_id'])]}(P, H, ())")
+            self.inline_node(ind, call.get("next_node"), pipe)
+            return
+        t = self.prog.tables[name]
+        fixed = self.fixed_call(t)
+        if fixed is not None:
+            aid, args, nxt = fixed
+            self.emit(ind, f"{self.action_fn[aid]}(P, H, {args!r})")
+            self.inline_node(ind, nxt, pipe)
+            return
+        nexts = {t.next_tables.get(a, t.base_default_next) for a in t.action_names}
+        nexts.add(t.base_default_next)
+
+        def leave(i: int, outcome: str) -> None:
+            if t.hit_miss:
+                self.inline_node(i, t.next_tables.get(outcome), pipe)
+            elif len(nexts) == 1:
+                self.inline_node(i, next(iter(nexts)), pipe)
+            else:
+                self.emit(i, "n = _nxt")
+
+        tsn = _ident("TS", t.name, t.id)
+        self.table_code(ind, t, tsn, leave)
+
+    @staticmethod
+    def _pipe_items(pipe: dict, kind: str) -> dict[str, dict]:
+        return {c["name"]: c for c in pipe.get(kind, []) or []}
 
     def node(self, name: str | None) -> str:
         if name is None:
@@ -1129,59 +1220,61 @@ class CodeGen:
             self._table_nexts(t)
             return
         self.emit(0, f"def {fn}(P, H):")
+        hm = t.hit_miss
+
+        def ret(ind: int, outcome: str) -> None:
+            if hm:
+                self.emit(ind, f"return {self.node(t.next_tables.get(outcome))}")
+            else:
+                self.emit(ind, "return _nxt")
+
+        self.table_code(1, t, tsn, ret)
+        self.emit(0, "")
+        self._table_nexts(t)
+
+    def table_code(self, ind: int, t: TableInfo, tsn: str, leave: Any) -> None:
+        """Look up, count, meter and run one table; `leave(ind, "__HIT__" | "__MISS__")` emits what
+        follows each outcome (``_nxt`` holds the next node chosen by the action that ran)."""
+        ts = self.state.tables[t.name]
         keys = self.key_code(t)
         kn = [f"_k{i}" for i in range(len(keys))]
         knames = [k.name for k in t.keys]
         for name, code in zip(kn, keys, strict=False):
-            self.emit(1, f"{name} = {code}")
+            self.emit(ind, f"{name} = {code}")
         if ts.kind == "none":
-            self.emit(1, f"e = {tsn}.default")
-            hit = False
-        else:
-            hit = True
-            self.gen_lookup(1, ts, tsn, kn)
-        # hit / miss next
-        hm = t.hit_miss
-        hit_next = self.node(t.next_tables.get("__HIT__")) if hm else None
-        miss_next = self.node(t.next_tables.get("__MISS__")) if hm else None
-        if hit:
-            self.emit(1, "if e is None:")
-            self.emit(2, f"e = {tsn}.default")
+            self.emit(ind, f"e = {tsn}.default")
             if self.trace:
-                self.emit(
+                self.emit(ind, f"TR('table {t.name}: (keyless)')")
+            self.gen_run(ind, t, tsn, is_hit=False)
+            leave(ind, "__MISS__")
+            return
+        self.gen_lookup(ind, ts, tsn, kn)
+        fmt_key = f"_fmt_key({knames!r}, ({', '.join(kn)}{',' if len(kn) == 1 else ''}))"
+        self.emit(ind, "if e is None:")
+        self.emit(ind + 1, f"e = {tsn}.default")
+        if self.trace:
+            self.emit(ind + 1, f"TR('table {t.name}: miss' + {fmt_key})")
+        self.gen_run(ind + 1, t, tsn, is_hit=False)
+        leave(ind + 1, "__MISS__")
+        self.emit(ind, "else:")
+        if self.trace:
+            self.emit(ind + 1, f"TR('table {t.name}: hit' + {fmt_key})")
+        if t.with_counters:
+            self.emit(ind + 1, "_c = e.counter")
+            self.emit(ind + 1, "_c[0] += 1")
+            self.emit(ind + 1, "_c[1] += P.plen")
+        if t.direct_meters:
+            minfo = self.prog.meters.get(t.direct_meters)
+            if minfo is not None and minfo.result_target:
+                units = "P.plen" if minfo.meter_type == "bytes" else "1"
+                self.store(
+                    ind + 1,
+                    {"type": "field", "value": minfo.result_target},
+                    f"e.meter.execute({units}, NOW_US())",
                     2,
-                    f"TR('table {t.name}: miss' + _fmt_key({knames!r}, ({', '.join(kn)}{',' if len(kn) == 1 else ''})))",
                 )
-            self.gen_run(2, t, tsn, is_hit=False)
-            self.emit(2, f"return {miss_next}" if hm else "return _nxt")
-            if self.trace:
-                self.emit(
-                    1,
-                    f"TR('table {t.name}: hit' + _fmt_key({knames!r}, ({', '.join(kn)}{',' if len(kn) == 1 else ''})))",
-                )
-            if t.with_counters:
-                self.emit(1, "_c = e.counter")
-                self.emit(1, "_c[0] += 1")
-                self.emit(1, "_c[1] += P.plen")
-            if t.direct_meters:
-                minfo = self.prog.meters.get(t.direct_meters)
-                if minfo is not None and minfo.result_target:
-                    units = "P.plen" if minfo.meter_type == "bytes" else "1"
-                    self.store(
-                        1,
-                        {"type": "field", "value": minfo.result_target},
-                        f"e.meter.execute({units}, NOW_US())",
-                        2,
-                    )
-            self.gen_run(1, t, tsn, is_hit=True)
-            self.emit(1, f"return {hit_next}" if hm else "return _nxt")
-        else:
-            if self.trace:
-                self.emit(1, f"TR('table {t.name}: (keyless)')")
-            self.gen_run(1, t, tsn, is_hit=False)
-            self.emit(1, f"return {miss_next}" if hm else "return _nxt")
-        self.emit(0, "")
-        self._table_nexts(t)
+        self.gen_run(ind + 1, t, tsn, is_hit=True)
+        leave(ind + 1, "__HIT__")
 
     def _table_nexts(self, t: TableInfo) -> None:
         """Next node per action (what entries bind to)."""
@@ -1191,34 +1284,38 @@ class CodeGen:
         self.table_next_src[t.name] = nxt
         self.table_default_next_src[t.name] = self.node(t.base_default_next)
 
-    def _gen_fixed_call(self, t: TableInfo, fn: str) -> bool:
-        """p4c turns a direct action call into a keyless table whose default entry is const: call the
-        action directly with its constant arguments and go to a constant next node (no lookup, no
-        entry object). Only when nothing at run time can change what the table does."""
+    def fixed_call(self, t: TableInfo) -> tuple[int, tuple[int, ...], str | None] | None:
+        """p4c turns a direct action call into a keyless table whose default entry is const: such a
+        table is (action id, constant arguments, next node name) -- nothing at run time can change
+        what it does. None for any other table (and always when tracing, which reports tables)."""
         d = t.default_entry or {}
         if t.keys or t.action_profile or self.trace or not d.get("action_const"):
-            return False
+            return None
         aid = d.get("action_id")
         if aid is None or int(aid) not in self.prog.actions_by_id:
-            return False
+            return None
         a = self.prog.actions_by_id[int(aid)]
         if a.params and not d.get("action_entry_const"):
-            return False
+            return None
         data = d.get("action_data", [])
         if len(data) != len(a.params):
-            return False
+            return None
         args = tuple(_hexint(v) & _mask(w) for v, (_, w) in zip(data, a.params, strict=True))
         if t.hit_miss:
-            nxt = self.node(t.next_tables.get("__MISS__"))
+            nxt = t.next_tables.get("__MISS__")
         else:
-            nxt = (
-                self.node(t.next_tables[a.name])
-                if a.name in t.next_tables
-                else self.node(t.base_default_next)
-            )
+            nxt = t.next_tables.get(a.name, t.base_default_next)
+        return a.id, args, nxt
+
+    def _gen_fixed_call(self, t: TableInfo, fn: str) -> bool:
+        """A fixed-call table (see fixed_call) as a function: the call and a constant next node."""
+        fixed = self.fixed_call(t)
+        if fixed is None:
+            return False
+        aid, args, nxt = fixed
         self.emit(0, f"def {fn}(P, H):")
-        self.emit(1, f"{self.action_fn[a.id]}(P, H, {args!r})")
-        self.emit(1, f"return {nxt}")
+        self.emit(1, f"{self.action_fn[aid]}(P, H, {args!r})")
+        self.emit(1, f"return {self.node(nxt)}")
         self.emit(0, "")
         return True
 
@@ -1320,12 +1417,110 @@ class CodeGen:
             self.emit(ind, f"{target} = {fn}(P, H) & {_mask(w)}")
         self.emit(0, "")
 
+    def parse_shapes(self) -> list[frozenset[int]]:
+        """The sets of headers a packet has after each path through the parser, when that is
+        knowable: an acyclic parser that only extracts fixed-size, non-stack headers and changes
+        no validity otherwise. At most MAX_PATHS paths; [] when the parser is not of that kind."""
+        parser = self.prog.parser
+        if parser is None or _has_cycle(parser.get("parse_states", [])):
+            return []
+        states = {st["name"]: st for st in parser.get("parse_states", [])}
+        shapes: list[frozenset[int]] = []
+        paths = 0
+
+        def walk(name: str | None, have: frozenset[int]) -> bool:
+            nonlocal paths
+            if name is None:
+                paths += 1
+                if have not in shapes:
+                    shapes.append(have)
+                return paths <= MAX_PATHS
+            st = states.get(name)
+            if st is None:
+                return False
+            for op in st.get("parser_ops", []):
+                if op["op"] in ("set", "verify"):
+                    continue
+                ref = (op.get("parameters") or [{}])[0]
+                if op["op"] != "extract" or ref.get("type") != "regular":
+                    return False
+                h = self.hdr(ref["value"])
+                if any(f.width == 0 for f in h.htype.fields):
+                    return False
+                have = have | {h.id}
+            return all(walk(t.get("next_state"), have) for t in st.get("transitions", []) or [{}])
+
+        return shapes if walk(parser.get("init_state"), frozenset()) else []
+
+    def _pack_args(self, ind: int, h: HeaderInst, hv: str) -> list[str]:
+        """struct.pack arguments for header `h` held in local `hv` (emits group temporaries)."""
+        ht = h.htype
+        total = ht.total_width
+        pad = (-total) % 8
+        _, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
+        args: list[str] = []
+        for g in groups:
+            terms = []
+            for fi, fw, sh in g.fields:
+                if fi >= len(ht.fields):
+                    continue  # padding bits: zero
+                x = f"({hv}[{fi + 1}] & {_mask(fw)})" if ht.fields[fi].signed else f"{hv}[{fi + 1}]"
+                terms.append(f"({x} << {sh})" if sh else x)
+            gexpr = " | ".join(terms)
+            if len(g.pieces) == 1:
+                args.append(gexpr if len(terms) == 1 else f"({gexpr})")
+                continue
+            gv = self.tmp("g")
+            self.emit(ind, f"{gv} = {gexpr}")
+            rem = g.width
+            for pw in g.pieces:
+                rem -= pw
+                x = f"({gv} >> {rem})" if rem else gv
+                if rem + pw < g.width:
+                    x = f"({x} & {_mask(pw)})"
+                args.append(x)
+        return args
+
+    def _header_struct(self, h: HeaderInst) -> tuple[str, str]:
+        """(name of the header type's Struct constant, its format) as the extractor also uses it."""
+        ht = h.htype
+        pad = (-ht.total_width) % 8
+        fmt, _ = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
+        name = self.const(f"ST_{ht.name}".replace(".", "_").replace("$", "_"), struct.Struct(fmt))
+        return name, fmt
+
     def gen_deparser(self) -> None:
-        order = (self.prog.deparser or {}).get("order", [])
+        """Emit the valid headers in deparser order, then the unparsed payload.
+
+        Fast case first: for each set of headers a parse path yields (parse_shapes), when exactly
+        those of the deparser's headers are valid the whole output is one struct.pack of them all
+        (formats concatenate: '!' has no alignment) plus the payload. Anything else -- headers added
+        or removed by the pipeline, stacks, varbits -- takes the general per-header code."""
+        order = [self.hdr(name) for name in (self.prog.deparser or {}).get("order", [])]
         self.emit(0, "def DEPARSE(P, H):")
+        emitted = [h for h in order if h.htype.fields]
+        fixed = all(not any(f.width == 0 for f in h.htype.fields) for h in emitted)
+        shapes = self.parse_shapes() if fixed and not self.trace else []
+        if shapes and emitted:
+            valid = {h.id: f"_v{h.id}" for h in emitted}
+            self.emit(1, "; ".join(f"{v} = H[{hid}][0]" for hid, v in valid.items()))
+            for shape in shapes[:MAX_DEPARSE_SHAPES]:
+                members = [h for h in emitted if h.id in shape]
+                if not members:
+                    continue
+                cond = " and ".join(valid[h.id] if h.id in shape else f"not {valid[h.id]}" for h in emitted)
+                self.emit(1, f"if {cond}:")
+                self.emit(2, "; ".join(f"_h{h.id} = H[{h.id}]" for h in members))
+                args: list[str] = []
+                fmt = "!"
+                for h in members:
+                    args += self._pack_args(2, h, f"_h{h.id}")
+                    fmt += self._header_struct(h)[1][1:]
+                key = "SD_" + "_".join(str(h.id) for h in members)
+                st = self.const(key, struct.Struct(fmt))
+                self.emit(2, f"return {st}.pack({', '.join(args)}) + P.data[P.off:]")
         self.emit(1, "_out = []")
-        for name in order:
-            h = self.hdr(name)
+        for h in order:
             ht = h.htype
             if any(f.width == 0 for f in ht.fields):
                 self.emit(1, f"if H[{h.id}][0]:")
@@ -1334,35 +1529,10 @@ class CodeGen:
                 continue
             if not ht.fields:
                 continue
-            total = ht.total_width
-            pad = (-total) % 8
             self.emit(1, f"_h = H[{h.id}]")
             self.emit(1, "if _h[0]:")
-            fmt, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
-            st = self.const(
-                f"ST_{ht.name}".replace(".", "_").replace("$", "_"), __import__("struct").Struct(fmt)
-            )
-            args: list[str] = []
-            for g in groups:
-                terms = []
-                for fi, fw, sh in g.fields:
-                    if fi >= len(ht.fields):
-                        continue  # padding bits: zero
-                    x = f"(_h[{fi + 1}] & {_mask(fw)})" if ht.fields[fi].signed else f"_h[{fi + 1}]"
-                    terms.append(f"({x} << {sh})" if sh else x)
-                gexpr = " | ".join(terms)
-                if len(g.pieces) == 1:
-                    args.append(gexpr if len(terms) == 1 else f"({gexpr})")
-                    continue
-                gv = self.tmp("g")
-                self.emit(2, f"{gv} = {gexpr}")
-                rem = g.width
-                for pw in g.pieces:
-                    rem -= pw
-                    x = f"({gv} >> {rem})" if rem else gv
-                    if rem + pw < g.width:
-                        x = f"({x} & {_mask(pw)})"
-                    args.append(x)
+            st, _ = self._header_struct(h)
+            args = self._pack_args(2, h, "_h")
             self.emit(2, f"_out.append({st}.pack({', '.join(args)}))")
         self.emit(1, "_out.append(P.data[P.off:])")
         self.emit(1, "return b''.join(_out)")

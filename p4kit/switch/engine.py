@@ -40,35 +40,32 @@ if TYPE_CHECKING:
 log = logging.getLogger("p4kit.switch")
 
 
-class Pkt:
+class _RarePacketState:
+    """Per-packet state that most packets never set, as class-level defaults.
+
+    Why: a packet object is made for every packet, and setting a dozen attributes costs more than
+    the lookup in the parser. These live in the instance dict only once an action sets them (clone,
+    resubmit, recirculate, truncate, digest); each such action also sets ``special``, so the fast
+    path tests one attribute to know whether it must take the general path."""
+
+    clone: tuple[int, int] | None = None
+    resubmit: int | None = None
+    recirc: int | None = None
+    trunc = 0
+    learn = 0
+    special = 0
+
+
+class Pkt(_RarePacketState):
     """Per-packet state besides the headers (see codegen's module docstring)."""
 
-    __slots__ = (
-        "H",
-        "clone",
-        "data",
-        "dlen",
-        "in_port",
-        "learn",
-        "nx",
-        "off",
-        "plen",
-        "recirc",
-        "resubmit",
-        "trunc",
-    )
+    __slots__ = ("H", "data", "dlen", "in_port", "nx", "off", "plen")
 
     def __init__(self, data: bytes, nstacks: int) -> None:
         self.data = data
         self.off = 0
-        self.dlen = len(data)
-        self.plen = len(data)
+        self.dlen = self.plen = len(data)
         self.nx = [0] * nstacks
-        self.clone: tuple[int, int] | None = None
-        self.resubmit: int | None = None
-        self.recirc: int | None = None
-        self.trunc = 0
-        self.learn = 0
         self.in_port = 0
         self.H: list = []
 
@@ -364,7 +361,7 @@ class Engine:
         # The closure is generated as source so that stages the program does not have (no checksum,
         # an empty egress, timestamps nobody reads) cost nothing at all.
         src_json = json.dumps(
-            {k: v for k, v in self.prog.json.items() if k not in ("header_types", "headers")}
+            {k: v for k, v in self.prog.json.items() if k not in ("header_types", "headers", "field_aliases")}
         )
         uses_ts = "global_timestamp" in src_json
         ns = self.comp.ns
@@ -381,15 +378,19 @@ class Engine:
             lines.append("    sm[IGTS] = now = int((clock() - t0) * 1000000) & 0xFFFFFFFFFFFF")
         lines += [
             "    try:",
-            "        PARSE(P, H)",
+            # An acyclic parser (most) starts at its first state's function directly.
+            "        s = PARSE_START(P, H)" if ns.get("PARSE_START") else "        PARSE(P, H)",
+            "        while s is not None:" if ns.get("PARSE_START") else "",
+            "            s = s(P, H)" if ns.get("PARSE_START") else "",
             "    except ParserError as exc:",
             "        sm[PE] = exc.code",
         ]
+        lines = [ln for ln in lines if ln]
         if ns.get("HAS_VERIFY"):
             lines.append("    VERIFY(P, H)")
         lines += [
             "    INGRESS(P, H)",
-            "    if P.clone is not None or P.learn or P.resubmit is not None or sm[MG]:",
+            "    if P.special or sm[MG]:",
             "        return slow_ingress(P, data, port)",
             "    es = sm[ES]",
             "    if es == DROP:",
@@ -403,7 +404,7 @@ class Engine:
         if ns.get("HAS_EGRESS"):
             lines += [
                 "    EGRESS(P, H)",
-                "    if P.clone is not None or P.recirc is not None:",
+                "    if P.special:",
                 "        return slow_egress(P, es)",
                 "    if sm[ES] == DROP:",
                 "        drop(DROP_OUT)",
@@ -413,8 +414,6 @@ class Engine:
             lines.append("    UPDATE(P, H)")
         lines += [
             "    out = DEPARSE(P, H)",
-            "    if P.trunc and len(out) > P.trunc:",
-            "        out = out[: P.trunc]",
             "    if es == cpu_port and sw._packet_in_cb is not None:",
             "        return packet_in(out, port)",
             "    return [(es, out)]",
@@ -434,6 +433,7 @@ class Engine:
             "nstacks": nstacks,
             "NEW": NEW,
             "PARSE": PARSE,
+            "PARSE_START": ns.get("PARSE_START"),
             "VERIFY": VERIFY,
             "INGRESS": INGRESS,
             "EGRESS": EGRESS,
@@ -476,9 +476,10 @@ class Engine:
             "        drop(f'internal error while processing the packet: {type(exc).__name__}: {exc}')",
             "        return []",
         ]
-        exec(compile("\n".join(wrapped) + "\n", "<p4kit fast path>", "exec"), env)
-        fast = env["fast"]
-        return fast
+        self.fast_source = "\n".join(wrapped) + "\n"  # kept for reading and debugging
+        exec(compile(self.fast_source, "<p4kit fast path>", "exec"), env)
+        self.fast_env = env
+        return env["fast"]
 
     def _continue_after_ingress(self, P: Pkt, data: bytes, port: int) -> list[tuple[int, bytes]]:
         ingress_q: deque = deque()
@@ -609,8 +610,10 @@ class Engine:
         Q = Pkt.__new__(Pkt)
         Q.data, Q.off, Q.dlen, Q.plen = P.data, P.off, P.dlen, P.plen
         Q.nx = P.nx[:]
-        Q.clone = Q.resubmit = Q.recirc = None
-        Q.trunc, Q.learn, Q.in_port = P.trunc, 0, P.in_port
+        Q.in_port = P.in_port
+        if P.trunc:
+            Q.trunc = P.trunc
+            Q.special = 1
         Q.H = [h[:] for h in P.H]
         return Q
 

@@ -44,6 +44,8 @@ MAX_ABSORB_S = 0.005  # at most this much of a packet's time in the switch count
 
 Output = tuple[int, bytes]
 ProcessFn = Callable[[int, bytes], Iterable[Output]]
+# (port, frames, on_error) -> every output of the frames, in order; a frame it fails on goes to on_error
+BatchFn = Callable[[int, list[bytes], Callable[[int], object]], Iterable[Output]]
 SendFn = Callable[[bytes], object]
 
 
@@ -148,7 +150,8 @@ class PortLoop:
     `process` returns (egress port, frame) pairs. An output to `cpu_port` goes to `on_cpu` (the
     P4Runtime server turns it into a PacketIn); an output to a port without an interface is dropped, as
     BMv2 does. `links` shapes a port's egress (see linkemu). With `pcap_dir`, every port gets
-    <iface>_in.pcap and <iface>_out.pcap.
+    <iface>_in.pcap and <iface>_out.pcap. With `process_batch`, a receive batch goes to the dataplane
+    in one call (see Switch.process_batch); `process` still serves injected frames.
     """
 
     def __init__(
@@ -165,8 +168,10 @@ class PortLoop:
         seed: int | None = None,
         rx_ring: bool = True,
         tx_ring: bool = True,
+        process_batch: BatchFn | None = None,
     ) -> None:
         self.process = process
+        self.process_batch = process_batch
         self.cpu_port = cpu_port
         self.on_cpu = on_cpu
         self.batch = batch
@@ -178,6 +183,7 @@ class PortLoop:
         self._use_tx_ring = tx_ring
         self.failures = 0  # packets the dataplane raised on
         self._tx_rings: list[TxRing] = []
+        self._ring_put: dict[int, Callable[[bytes], bool]] = {}  # ports whose sender is just their ring
         self._line: DelayLine | None = None
         self._injected: collections.deque[Output] = collections.deque()
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
@@ -215,6 +221,8 @@ class PortLoop:
             if port.tx_ring is not None:
                 self._tx_rings.append(port.tx_ring)
                 send = _ring_sender(port.tx_ring, port.tx.send)
+                if not pcap_dir and not (params is not None and params.active):
+                    self._ring_put[port.number] = port.tx_ring.put
         if pcap_dir:
             in_path, out_path = pcap_paths(pcap_dir, port.iface)
             pin, pout = PcapWriter(in_path), PcapWriter(out_path)
@@ -369,11 +377,36 @@ class PortLoop:
         self._arrival = time.monotonic()
         number = port.number
         pcap_in = self._pcap_in.get(number)
-        process = self.process
         senders = self.senders
         lock = self.lock
         stats = port.stats
         stats.rx += len(frames)
+        if self.process_batch is not None:
+            if pcap_in is not None:
+                for frame in frames:
+                    pcap_in.write(frame)
+            try:
+                if lock is not None:
+                    with lock:
+                        outputs = self.process_batch(number, frames, self._report_failure)
+                else:
+                    outputs = self.process_batch(number, frames, self._report_failure)
+            except Exception:  # the batch as a whole failed (e.g. no pipeline): it is dropped
+                self._report_failure(number)
+                return
+            ring_put = self._ring_put
+            for out_port, out_frame in outputs:
+                put = ring_put.get(out_port)
+                if put is not None and put(out_frame):
+                    continue  # queued in the port's transmit ring (the usual case)
+                send = senders.get(out_port)
+                if send is not None:
+                    try:
+                        send(out_frame)
+                    except OSError:
+                        stats.tx_errors += 1
+            return
+        process = self.process
         for frame in frames:
             if pcap_in is not None:
                 pcap_in.write(frame)

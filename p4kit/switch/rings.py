@@ -37,7 +37,9 @@ FRAMES = 512
 TX_FRAME_SIZE = 2048
 TX_FRAMES = 256
 
-# tpacket2_hdr as 32-bit words: [0] tp_status, [1] tp_len, [2] tp_snaplen, [3] tp_mac | tp_net << 16
+# tpacket2_hdr starts with four 32-bit words: tp_status, tp_len, tp_snaplen, tp_mac | tp_net << 16
+RX_HEAD = struct.Struct("=IIII")
+TX_HEAD = struct.Struct("=III")  # tp_status, tp_len, tp_snaplen
 
 
 class RxRing:
@@ -55,8 +57,9 @@ class RxRing:
         self.mm = mmap.mmap(
             sock.fileno(), block_size * blocks, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE
         )
-        # The slot headers as 32-bit words: item access is several times cheaper than struct calls.
+        # Returning a slot is one 32-bit store: item access on a word view beats a struct call.
         self.words = memoryview(self.mm).cast("I")
+        self.slot_at = [i * frame_size for i in range(self.frames)]  # byte offset of each slot
         self.slot = 0
         self.truncated = 0
 
@@ -64,28 +67,26 @@ class RxRing:
         """Up to `limit` frames that are ready, in arrival order (empty when none is)."""
         mm = self.mm
         words = self.words
-        step = self.frame_size >> 2
+        slot_at = self.slot_at
+        head = RX_HEAD.unpack_from
         n = self.frames
         slot = self.slot
-        w = slot * step
         out: list[bytes] = []
         append = out.append
         for _ in range(limit):
-            if not words[w] & TP_STATUS_USER:  # tp_status
+            off = slot_at[slot]
+            status, length, snaplen, mac = head(mm, off)
+            if not status & TP_STATUS_USER:
                 break
-            snaplen = words[w + 2]
-            if snaplen == words[w + 1]:  # tp_len: nothing cut off
-                start = (w << 2) + (words[w + 3] & 0xFFFF)  # + tp_mac
+            if snaplen == length:  # nothing cut off
+                start = off + (mac & 0xFFFF)
                 append(mm[start : start + snaplen])
             else:
                 self.truncated += 1
-            words[w] = 0  # TP_STATUS_KERNEL: the slot goes back to the kernel
+            words[off >> 2] = 0  # TP_STATUS_KERNEL: the slot goes back to the kernel
             slot += 1
             if slot == n:
                 slot = 0
-                w = 0
-            else:
-                w += step
         self.slot = slot
         return out
 
@@ -112,29 +113,32 @@ class TxRing:
             sock.fileno(), block_size * blocks, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE
         )
         self.words = memoryview(self.mm).cast("I")
+        self.slot_at = [i * frame_size for i in range(self.frames)]
+        self._head = TX_HEAD.pack_into
         self.slot = 0
         self.pending = 0
 
     def put(self, frame: bytes) -> bool:
-        """Queue one frame; False when it does not fit a slot or the ring is full (send it otherwise)."""
+        """Queue one frame; False when it does not fit a slot or the ring is full (send it otherwise).
+
+        The header (status, tp_len, tp_snaplen) is written in one call after the data: the kernel
+        looks at a slot only during flush's send(), never concurrently, so no ordering is needed."""
         n = len(frame)
         if n > self.max_len:
             return False
+        off = self.slot_at[self.slot]
         words = self.words
-        off = self.slot * self.frame_size
-        w = off >> 2
-        status = words[w]
+        status = words[off >> 2]
         if status != TP_STATUS_AVAILABLE:
             if status == TP_STATUS_WRONG_FORMAT:
-                words[w] = TP_STATUS_AVAILABLE
+                words[off >> 2] = TP_STATUS_AVAILABLE
             self.flush()
-            if words[w] != TP_STATUS_AVAILABLE:
+            if words[off >> 2] != TP_STATUS_AVAILABLE:
                 return False
         start = off + TX_DATA_OFFSET
-        self.mm[start : start + n] = frame
-        words[w + 1] = n  # tp_len
-        words[w + 2] = n  # tp_snaplen
-        words[w] = TP_STATUS_SEND_REQUEST
+        mm = self.mm
+        mm[start : start + n] = frame
+        self._head(mm, off, TP_STATUS_SEND_REQUEST, n, n)
         self.pending += 1
         slot = self.slot + 1
         self.slot = 0 if slot == self.frames else slot

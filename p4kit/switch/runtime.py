@@ -794,6 +794,35 @@ class Switch:
                 raise NoPipelineError("no pipeline loaded")
             return engine.process(port, data)
 
+    def process_batch(
+        self, port: int, frames: Sequence[bytes], on_error: Callable[[int], object] | None = None
+    ) -> list[tuple[int, bytes]]:
+        """Run several packets received on ``port`` in order; return all their outputs in order.
+
+        Why: the port loop hands over a whole receive batch, and taking the lock and checking
+        arguments once per batch instead of once per packet is a measurable part of a packet's
+        cost. A packet the dataplane raises on is dropped and reported to ``on_error(port)``
+        (re-raised without it); the rest of the batch still runs."""
+        if type(port) is not int:
+            port = int(port)
+        out: list[tuple[int, bytes]] = []
+        extend = out.extend
+        with self._lock:
+            engine = self._engine
+            if engine is None:
+                raise NoPipelineError("no pipeline loaded")
+            process = engine.process
+            for data in frames:
+                if type(data) is not bytes:
+                    data = bytes(data)
+                try:
+                    extend(process(port, data))
+                except Exception:
+                    if on_error is None:
+                        raise
+                    on_error(port)
+        return out
+
     def packet_out(self, data: bytes, ingress_port: int | None = None) -> list[tuple[int, bytes]]:
         """Inject a controller packet (P4Runtime PacketOut): it enters ingress on the CPU port."""
         port = self.cpu_port if ingress_port is None else ingress_port
