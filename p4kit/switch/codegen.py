@@ -1502,15 +1502,13 @@ class CodeGen:
         fixed = all(not any(f.width == 0 for f in h.htype.fields) for h in emitted)
         shapes = self.parse_shapes() if fixed and not self.trace else []
         if shapes and emitted:
-            valid = {h.id: f"_v{h.id}" for h in emitted}
-            self.emit(1, "; ".join(f"{v} = H[{hid}][0]" for hid, v in valid.items()))
+            self.emit(1, "; ".join(f"_h{h.id} = H[{h.id}]" for h in emitted))
             for shape in shapes[:MAX_DEPARSE_SHAPES]:
                 members = [h for h in emitted if h.id in shape]
                 if not members:
                     continue
-                cond = " and ".join(valid[h.id] if h.id in shape else f"not {valid[h.id]}" for h in emitted)
+                cond = " and ".join(f"_h{h.id}[0]" if h.id in shape else f"not _h{h.id}[0]" for h in emitted)
                 self.emit(1, f"if {cond}:")
-                self.emit(2, "; ".join(f"_h{h.id} = H[{h.id}]" for h in members))
                 args: list[str] = []
                 fmt = "!"
                 for h in members:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import deque
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from p4kit.switch import hashes
@@ -54,20 +56,21 @@ class _RarePacketState:
     trunc = 0
     learn = 0
     special = 0
+    nx: list[int] | tuple[()] = ()  # next index of each header stack (a list when there are stacks)
 
 
 class Pkt(_RarePacketState):
-    """Per-packet state besides the headers (see codegen's module docstring)."""
+    """Per-packet state besides the headers (see codegen's module docstring). Whoever makes one
+    sets ``H`` and ``in_port`` right after."""
 
-    __slots__ = ("H", "data", "dlen", "in_port", "nx", "off", "plen")
+    __slots__ = ("H", "data", "dlen", "in_port", "off", "plen")
 
     def __init__(self, data: bytes, nstacks: int) -> None:
         self.data = data
         self.off = 0
         self.dlen = self.plen = len(data)
-        self.nx = [0] * nstacks
-        self.in_port = 0
-        self.H: list = []
+        if nstacks:
+            self.nx = [0] * nstacks
 
 
 def _reg_get(cells: list[int], i: int) -> int:
@@ -284,8 +287,10 @@ class Engine:
         self.fast = None if tracing else self._make_fast_path()
         if self.fast is not None:
             self.process = self.fast  # type: ignore[method-assign]
+            self.process_batch = self.fast_env["fast_batch"]  # type: ignore[method-assign]
         else:
             self.__dict__.pop("process", None)
+            self.__dict__.pop("process_batch", None)
 
     def bind_entry(self, ts: TableState, e: Entry, action_id: int | None) -> None:
         nxt = self.comp.table_next.get(ts.name, {})
@@ -306,6 +311,22 @@ class Engine:
                 m.nxt[ts.name] = nxt[m.action] if m.action in nxt else nxt.get("", None)
 
     # -------------------------------------------------------------- packet flow
+    def process_batch(
+        self, port: int, frames: Iterable[bytes], on_error: Callable[[int], object] | None
+    ) -> list[tuple[int, bytes]]:
+        """Packets from one port in order, all outputs in order; a packet that raises goes to
+        ``on_error(port)`` (re-raised without it). The fast path replaces this with a generated
+        loop that has the packet code inline."""
+        out: list[tuple[int, bytes]] = []
+        for data in frames:
+            try:
+                out.extend(self.process(port, data))
+            except Exception:
+                if on_error is None:
+                    raise
+                on_error(port)
+        return out
+
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """The general path (used when tracing; the fast path replaces this attribute otherwise)."""
         if self.sw.drop_log:
@@ -476,7 +497,30 @@ class Engine:
             "        drop(f'internal error while processing the packet: {type(exc).__name__}: {exc}')",
             "        return []",
         ]
-        self.fast_source = "\n".join(wrapped) + "\n"  # kept for reading and debugging
+        # The same code once more as a loop over a receive batch: no call per packet, and each
+        # `return X` of the body becomes "collect X, next packet".
+        batch = [
+            "def fast_batch(port, frames, on_error):",
+            "    _outs = []",
+            "    _append = _outs.append",
+            "    _extend = _outs.extend",
+            "    if drop_log:",
+            "        drop_log.clear()  # after a batch it holds the drop reasons of the whole batch",
+            "    for data in frames:",
+            "        try:",
+            *["        " + ln for ln in _returns_to_collect(lines[1:])],
+            "        except AssertionFailed as exc:",
+            "            drop(f'{exc} (simple_switch would stop)')",
+            "        except Exception as exc:  # a malformed packet must never escape",
+            "            if sw.raise_internal_errors:",
+            "                if on_error is None:",
+            "                    raise",
+            "                on_error(port)",
+            "                continue",
+            "            drop(f'internal error while processing the packet: {type(exc).__name__}: {exc}')",
+            "    return _outs",
+        ]
+        self.fast_source = "\n".join([*wrapped, "", *batch]) + "\n"  # kept for reading and debugging
         exec(compile(self.fast_source, "<p4kit fast path>", "exec"), env)
         self.fast_env = env
         return env["fast"]
@@ -609,7 +653,8 @@ class Engine:
     def _copy(self, P: Pkt) -> Pkt:
         Q = Pkt.__new__(Pkt)
         Q.data, Q.off, Q.dlen, Q.plen = P.data, P.off, P.dlen, P.plen
-        Q.nx = P.nx[:]
+        if P.nx:
+            Q.nx = P.nx[:]
         Q.in_port = P.in_port
         if P.trunc:
             Q.trunc = P.trunc
@@ -718,6 +763,28 @@ class Engine:
         if self.tracing:
             sw._trace(f"egress: emit {len(data)} bytes on port {port}")
         out.append((port, data))
+
+
+_RETURN = re.compile(r"^(\s*)return (.+)$")
+
+
+def _returns_to_collect(body: list[str]) -> list[str]:
+    """The fast body's `return <outputs>` lines as statements that add the outputs to the batch's
+    list and go on with the next packet (the body has no nested functions, so every return is its own)."""
+    out = []
+    for line in body:
+        m = _RETURN.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        ind, value = m.groups()
+        if value != "[]":
+            if value.startswith("[(") and value.endswith(")]"):
+                out.append(f"{ind}_append({value[1:-1]})")
+            else:
+                out.append(f"{ind}_extend({value})")
+        out.append(f"{ind}continue")
+    return out
 
 
 def _noop(P: Pkt, H: list, A: tuple) -> None:

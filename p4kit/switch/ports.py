@@ -163,7 +163,7 @@ class PortLoop:
         on_cpu: Callable[[bytes], object] | None = None,
         links: dict[int, LinkParams] | None = None,
         pcap_dir: str | None = None,
-        batch: int = 64,
+        batch: int = 256,
         lock: threading.Lock | None = None,
         seed: int | None = None,
         rx_ring: bool = True,

@@ -35,7 +35,7 @@ TP_STATUS_USER = 1
 FRAME_SIZE = 2048  # an MTU-sized (1500) frame plus the ring headers
 FRAMES = 512
 TX_FRAME_SIZE = 2048
-TX_FRAMES = 256
+TX_FRAMES = 512
 
 # tpacket2_hdr starts with four 32-bit words: tp_status, tp_len, tp_snaplen, tp_mac | tp_net << 16
 RX_HEAD = struct.Struct("=IIII")

@@ -138,7 +138,7 @@ class Switch:
         self._digest_cb: Callable[[DigestMessage], None] | None = None
         self._packet_in_cb: Callable[[PacketIn], None] | None = None
         self._log_cb: Callable[[str], None] | None = None
-        self.drop_log: list[str] = []  # reasons of the most recent packet's drops (for tests / CLI)
+        self.drop_log: list[str] = []  # drop reasons of the last process_packet (or process_batch)
         self.raise_internal_errors = False  # tests: let internal errors propagate instead of dropping
 
     @property
@@ -805,23 +805,13 @@ class Switch:
         (re-raised without it); the rest of the batch still runs."""
         if type(port) is not int:
             port = int(port)
-        out: list[tuple[int, bytes]] = []
-        extend = out.extend
         with self._lock:
             engine = self._engine
             if engine is None:
                 raise NoPipelineError("no pipeline loaded")
-            process = engine.process
-            for data in frames:
-                if type(data) is not bytes:
-                    data = bytes(data)
-                try:
-                    extend(process(port, data))
-                except Exception:
-                    if on_error is None:
-                        raise
-                    on_error(port)
-        return out
+            if not all(type(data) is bytes for data in frames):
+                frames = [bytes(data) for data in frames]
+            return engine.process_batch(port, frames, on_error)
 
     def packet_out(self, data: bytes, ingress_port: int | None = None) -> list[tuple[int, bytes]]:
         """Inject a controller packet (P4Runtime PacketOut): it enters ingress on the CPU port."""

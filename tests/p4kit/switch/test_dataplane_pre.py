@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from p4kit.switch import DigestMessage, PacketIn, Switch
-from p4kit.switch.errors import BadIndexError, DuplicateEntryError, EntryNotFoundError
+from p4kit.switch.errors import BadIndexError, DuplicateEntryError, EntryNotFoundError, NoPipelineError
 from p4kit.switch.jsonbuild import HDR, HX, RD, B, F, JsonBuilder, P, X, assign
 
 SM = "standard_metadata"
@@ -241,3 +241,49 @@ def test_cpu_and_drop_ports_can_change_after_loading(sw: Switch) -> None:
     sw.drop_port = 3
     assert sw.process_packet(0, pkt(0)) == []
     assert "drop port 3" in sw.drop_log[0]
+
+
+def test_a_batch_gives_exactly_what_packets_one_at_a_time_give() -> None:
+    """process_batch (the port loop's path, a generated loop) against process_packet on a twin switch:
+    every kind of packet -- unicast, multicast, clones, resubmit, recirculation, digest, drop,
+    truncation, packet-in, too short to parse -- in one batch, outputs and side effects in order."""
+
+    def build() -> tuple[Switch, list]:
+        s = Switch(cpu_port=64)
+        s.load_pipeline(program())
+        for op, action, params in [
+            (0, "fwd", [3]),
+            (1, "mc", [1]),
+            (2, "clone_i2e", [5]),
+            (3, "resub", []),
+            (4, "fwd", [1]),
+            (5, "fwd", [1]),
+            (6, "digest", []),
+            (7, "drop", []),
+            (8, "trunc", []),
+            (9, "fwd", [64]),
+        ]:
+            s.table_add("ti", [op], action, params)
+        s.mc_group_create(1, [(2, 10), (3, 11)])
+        s.clone_session_set(5, port=7)
+        s.clone_session_set(6, port=9)
+        events: list = []
+        s.set_digest_callback(events.append)
+        s.set_packet_in_callback(events.append)
+        return s, events
+
+    frames = [pkt(op) for op in (*range(10), 11, 0)] + [b"", b"\x01", pkt(1)]
+    one, one_events = build()
+    many, many_events = build()
+    expected = [out for frame in frames for out in one.process_packet(1, frame)]
+    got = many.process_batch(1, frames)
+    assert got == expected
+    assert [p for p, _ in got].count(3) >= 3  # unicast and multicast really came out
+    assert many_events == one_events and any(isinstance(e, DigestMessage) for e in many_events)
+    assert any(isinstance(e, PacketIn) for e in many_events)
+    assert many.process_batch(1, []) == []
+
+
+def test_a_batch_without_a_program_is_refused() -> None:
+    with pytest.raises(NoPipelineError):
+        Switch().process_batch(1, [pkt(0)])

@@ -162,3 +162,40 @@ def test_inject_and_cpu_port() -> None:
             loop.stop()
     assert out in got
     assert pkt in to_cpu
+
+
+@pytest.mark.root
+def test_batches_go_to_process_batch_and_a_failing_batch_loses_only_itself() -> None:
+    if not have_root_net():
+        pytest.skip("needs root and iproute2")
+    batches: list[list[bytes]] = []
+
+    def process(port: int, data: bytes) -> list[tuple[int, bytes]]:
+        raise AssertionError("frames from interfaces must go to process_batch")
+
+    def process_batch(port: int, frames: list[bytes], on_error) -> list[tuple[int, bytes]]:
+        batches.append(frames)
+        if any(b"boom" in f for f in frames):
+            raise RuntimeError("dataplane bug")
+        return [(2 if port == 1 else 1, f) for f in frames]
+
+    with hosts_net(2, subnet="10.82.0") as net:
+        h1, h2 = net.hosts
+        loop = PortLoop(net.ports(), process, process_batch=process_batch)
+        loop.start()
+        sniff = Sniffer(h2.ns, h2.iface)
+        try:
+            bad = frame("02:00:00:00:00:96", h1.mac, b"boom" + bytes(50))
+            send_from(h1.ns, h1.iface, bad)
+            end = time.monotonic() + 2
+            while not loop.failures and time.monotonic() < end:
+                time.sleep(0.01)
+            good = frame("02:00:00:00:00:95", h1.mac, b"after-the-bug" + bytes(50))
+            send_from(h1.ns, h1.iface, good)
+            got = sniff.wait(1)
+        finally:
+            sniff.close()
+            loop.stop()
+    assert loop.failures >= 1
+    assert good in got and bad not in got
+    assert any(good in b for b in batches)
