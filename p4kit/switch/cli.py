@@ -87,10 +87,10 @@ def start(opts: SwitchOptions) -> RunningSwitch:
             return []
 
     def process_batch(
-        port: int, frames: list[bytes], on_error: Callable[[int], object]
+        port: int, frames: list[bytes], on_error: Callable[[int], object], sinks: dict
     ) -> list[tuple[int, bytes]]:
         try:
-            return switch.process_batch(port, frames, on_error)
+            return switch.process_batch(port, frames, on_error, sinks)
         except SwitchError:
             return []
 
@@ -107,9 +107,9 @@ def start(opts: SwitchOptions) -> RunningSwitch:
             return dropped(plain(port, frame))
 
         def process_batch(
-            port: int, frames: list[bytes], on_error: Callable[[int], object]
+            port: int, frames: list[bytes], on_error: Callable[[int], object], sinks: dict
         ) -> list[tuple[int, bytes]]:
-            return dropped(plain_batch(port, frames, on_error))
+            return dropped(plain_batch(port, frames, on_error, sinks))
 
     ports = PortLoop(
         opts.interfaces,

@@ -193,6 +193,7 @@ class CodeGen:
         self._calc_done: set[str] = set()
         self.side: list[str] = []  # functions generated on demand (calculations) while inside another
         self.state_fn: dict[str, str] = {}
+        self._off_in_e = False  # in parser code: whether local _e equals P.off
         self.parse_states: dict[str, dict] = {}
         self.inline_parser = False
         self._inline_left = 0
@@ -781,6 +782,7 @@ class CodeGen:
         self.emit(0, "def NEW_HEADERS():")
         self.emit(1, f"return [{', '.join(parts)}]")
         self.emit(0, "")
+        self.consts["NEW_HEADERS_EXPR"] = f"[{', '.join(parts)}]"  # for callers that inline it
 
     # ---- parser
     def gen_parser(self) -> None:
@@ -821,7 +823,9 @@ class CodeGen:
         a budget), so a usual packet walks its whole parse path in one call."""
         fn = self.state_fn[st["name"]]
         self.emit(0, f"def {fn}(P, H):")
+        self.emit(1, "_d = P.data; _n = P.dlen")  # neither changes while a packet is parsed
         self._inline_left = MAX_INLINED_STATES
+        self._off_in_e = False
         self.gen_state_body(1, st)
         self.emit(0, "")
 
@@ -839,13 +843,17 @@ class CodeGen:
         st = self.parse_states.get(nxt) if nxt else None
         if st is not None and self.inline_parser and self._inline_left > 0 and ind < MAX_INLINE_INDENT:
             self._inline_left -= 1
+            known = self._off_in_e
             self.gen_state_body(ind, st)
+            self._off_in_e = known  # what follows is the other branches of the including state
         else:
             self.emit(ind, f"return {self.state_fn.get(nxt, 'None') if nxt else 'None'}")
 
     def parser_op(self, ind: int, op: dict) -> None:
         kind = op["op"]
         ps = op.get("parameters", [])
+        if kind not in ("extract", "set", "verify"):
+            self._off_in_e = False  # the op may move P.off
         if kind == "extract":
             self.gen_extract(ind, ps[0])
         elif kind == "extract_VL":
@@ -928,13 +936,14 @@ class CodeGen:
         n = (total + pad) // 8
         fmt, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
         st = self.const(f"ST_{ht.name}".replace(".", "_").replace("$", "_"), struct.Struct(fmt))
-        self.emit(ind, "_o = P.off")
+        # _e still holds P.off when the previous operation of this parse path was an extract
+        self.emit(ind, "_o = _e" if self._off_in_e else "_o = P.off")
         self.emit(ind, f"_e = _o + {n}")
-        self.emit(ind, "if _e > P.dlen:")
+        self.emit(ind, "if _e > _n:")
         self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
         npieces = sum(len(g.pieces) for g in groups)
         pv = [f"_p{i}" for i in range(npieces)]
-        self.emit(ind, f"{', '.join(pv)}{',' if npieces == 1 else ''} = {st}.unpack_from(P.data, _o)")
+        self.emit(ind, f"{', '.join(pv)}{',' if npieces == 1 else ''} = {st}.unpack_from(_d, _o)")
         vals: list[str] = [""] * len(ht.fields)
         k = 0
         for g in groups:
@@ -967,6 +976,7 @@ class CodeGen:
                 vals[fi] = x
         self.emit(ind, f"{target} = [1, {', '.join(vals)}]" if vals else f"{target} = [1]")
         self.emit(ind, "P.off = _e")
+        self._off_in_e = True
         if self.trace:
             names = [f.name for f in ht.fields]
             self.emit(ind, f"TR('parser: extract {label} ' + _fmt_fields({names!r}, {target}))")
@@ -1100,6 +1110,7 @@ class CodeGen:
             self.gen_action_call(ac)
         init = pipe.get("init_table")
         self.emit(0, f"def PIPE_{pname}(P, H):")
+        first = len(self.out)
         if self.trace:
             self.emit(1, f"n = {self.node(init)}")
         else:
@@ -1115,6 +1126,8 @@ class CodeGen:
             self.emit(2, f"TR('{pname}: exit')")
         else:
             self.emit(2, "pass")
+        # The body alone (no return in it), for the engine's fast path to inline.
+        self.consts[f"PIPE_BODY_{pname}"] = "\n".join(self.out[first:])
         self.emit(0, "")
 
     def inline_node(self, ind: int, name: str | None, pipe: dict) -> None:

@@ -19,11 +19,12 @@ import json
 import logging
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from p4kit.switch import hashes
 from p4kit.switch.codegen import AssertionFailed, ParserError, compile_program, sign_extend
+from p4kit.switch.errors import PipelineLoadError
 from p4kit.switch.program import (
     PKT_EGRESS_CLONE,
     PKT_INGRESS_CLONE,
@@ -312,11 +313,16 @@ class Engine:
 
     # -------------------------------------------------------------- packet flow
     def process_batch(
-        self, port: int, frames: Iterable[bytes], on_error: Callable[[int], object] | None
+        self,
+        port: int,
+        frames: Iterable[bytes],
+        on_error: Callable[[int], object] | None,
+        sinks: Mapping[int, Callable[[bytes], bool]] | None = None,
     ) -> list[tuple[int, bytes]]:
         """Packets from one port in order, all outputs in order; a packet that raises goes to
         ``on_error(port)`` (re-raised without it). The fast path replaces this with a generated
-        loop that has the packet code inline."""
+        loop that has the packet code inline, and hands unicast outputs to ``sinks`` (this general
+        version returns every output, which the sinks' contract allows)."""
         out: list[tuple[int, bytes]] = []
         for data in frames:
             try:
@@ -389,7 +395,7 @@ class Engine:
         lines = [
             "def body(port, data):",
             "    P = Pkt(data, nstacks)",
-            "    H = P.H = NEW()",
+            f"    H = P.H = {ns['NEW_HEADERS_EXPR']}",
             "    P.in_port = port",
             "    sm = H[SM]",
             "    sm[IP] = port & 0x1FF",
@@ -409,8 +415,9 @@ class Engine:
         lines = [ln for ln in lines if ln]
         if ns.get("HAS_VERIFY"):
             lines.append("    VERIFY(P, H)")
+        # The ingress control inline (its function body has no return statement).
+        lines += ns["PIPE_BODY_ingress"].split("\n") if "PIPE_BODY_ingress" in ns else ["    INGRESS(P, H)"]
         lines += [
-            "    INGRESS(P, H)",
             "    if P.special or sm[MG]:",
             "        return slow_ingress(P, data, port)",
             "    es = sm[ES]",
@@ -481,6 +488,10 @@ class Engine:
             "slow_egress": slow_egress,
             "packet_in": packet_in,
         }
+        overlap = {k for k in env if k in ns and ns[k] is not env[k]}
+        if overlap:  # a generated name would shadow one of the fast path's: a codegen bug
+            raise PipelineLoadError(f"fast path names clash with generated ones: {sorted(overlap)}")
+        env = {**ns, **env}  # the inlined control refers to the generated module's names
         # Wrap the body in the guard without an extra call: header, then the body indented in `try`.
         wrapped = [
             "def fast(port, data):",
@@ -499,19 +510,38 @@ class Engine:
         ]
         # The same code once more as a loop over a receive batch: no call per packet, and each
         # `return X` of the body becomes "collect X, next packet".
+        # A packet object is reused for the next packet while nothing else can hold it: not after
+        # the general path took it, nor once an action set a rare field (it lives in the instance
+        # dict, see _RarePacketState), nor after an error.
+        fresh = [
+            "if P is None or P.special:",
+            "    P = Pkt(data, nstacks)",
+            "else:",
+            "    P.data = data",
+            "    P.off = 0",
+            "    P.dlen = P.plen = len(data)",
+            *(["    P.nx = [0] * nstacks"] if nstacks else []),
+        ]
+        body: list[str] = []
+        for ln in _returns_to_collect(lines[1:]):
+            body += ["    " + f for f in fresh] if ln.strip() == "P = Pkt(data, nstacks)" else [ln]
         batch = [
-            "def fast_batch(port, frames, on_error):",
+            "def fast_batch(port, frames, on_error, sinks=None):",
             "    _outs = []",
             "    _append = _outs.append",
             "    _extend = _outs.extend",
+            "    _sink = (sinks or {}).get",
+            "    P = None",
             "    if drop_log:",
             "        drop_log.clear()  # after a batch it holds the drop reasons of the whole batch",
             "    for data in frames:",
             "        try:",
-            *["        " + ln for ln in _returns_to_collect(lines[1:])],
+            *["        " + ln for ln in body],
             "        except AssertionFailed as exc:",
+            "            P = None",
             "            drop(f'{exc} (simple_switch would stop)')",
             "        except Exception as exc:  # a malformed packet must never escape",
+            "            P = None",
             "            if sw.raise_internal_errors:",
             "                if on_error is None:",
             "                    raise",
@@ -769,8 +799,10 @@ _RETURN = re.compile(r"^(\s*)return (.+)$")
 
 
 def _returns_to_collect(body: list[str]) -> list[str]:
-    """The fast body's `return <outputs>` lines as statements that add the outputs to the batch's
-    list and go on with the next packet (the body has no nested functions, so every return is its own)."""
+    """The fast body's `return <outputs>` lines as statements that hand the outputs on and go on
+    with the next packet (the body has no nested functions, so every return is its own). The one
+    unicast output goes to the egress port's sink when there is one that takes it (the port loop's
+    transmit ring); a packet that went to the general path is never reused (P = None)."""
     out = []
     for line in body:
         m = _RETURN.match(line)
@@ -778,11 +810,15 @@ def _returns_to_collect(body: list[str]) -> list[str]:
             out.append(line)
             continue
         ind, value = m.groups()
-        if value != "[]":
-            if value.startswith("[(") and value.endswith(")]"):
-                out.append(f"{ind}_append({value[1:-1]})")
-            else:
-                out.append(f"{ind}_extend({value})")
+        if value == "[(es, out)]":
+            out.append(f"{ind}_put = _sink(es)")
+            out.append(f"{ind}if _put is None or not _put(out):")
+            out.append(f"{ind}    _append((es, out))")
+        elif value.startswith("[(") and value.endswith(")]"):
+            out.append(f"{ind}_append({value[1:-1]})")
+        elif value != "[]":
+            out.append(f"{ind}_extend({value})")
+            out.append(f"{ind}P = None")
         out.append(f"{ind}continue")
     return out
 

@@ -44,8 +44,11 @@ MAX_ABSORB_S = 0.005  # at most this much of a packet's time in the switch count
 
 Output = tuple[int, bytes]
 ProcessFn = Callable[[int, bytes], Iterable[Output]]
-# (port, frames, on_error) -> every output of the frames, in order; a frame it fails on goes to on_error
-BatchFn = Callable[[int, list[bytes], Callable[[int], object]], Iterable[Output]]
+# (port, frames, on_error, sinks) -> the outputs of the frames in order, except those a sink took
+# (sinks: egress port -> put(frame) -> bool); a frame it fails on goes to on_error
+BatchFn = Callable[
+    [int, list[bytes], Callable[[int], object], dict[int, Callable[[bytes], bool]]], Iterable[Output]
+]
 SendFn = Callable[[bytes], object]
 
 
@@ -388,9 +391,9 @@ class PortLoop:
             try:
                 if lock is not None:
                     with lock:
-                        outputs = self.process_batch(number, frames, self._report_failure)
+                        outputs = self.process_batch(number, frames, self._report_failure, self._ring_put)
                 else:
-                    outputs = self.process_batch(number, frames, self._report_failure)
+                    outputs = self.process_batch(number, frames, self._report_failure, self._ring_put)
             except Exception:  # the batch as a whole failed (e.g. no pipeline): it is dropped
                 self._report_failure(number)
                 return

@@ -795,14 +795,20 @@ class Switch:
             return engine.process(port, data)
 
     def process_batch(
-        self, port: int, frames: Sequence[bytes], on_error: Callable[[int], object] | None = None
+        self,
+        port: int,
+        frames: Sequence[bytes],
+        on_error: Callable[[int], object] | None = None,
+        sinks: Mapping[int, Callable[[bytes], bool]] | None = None,
     ) -> list[tuple[int, bytes]]:
         """Run several packets received on ``port`` in order; return all their outputs in order.
 
         Why: the port loop hands over a whole receive batch, and taking the lock and checking
         arguments once per batch instead of once per packet is a measurable part of a packet's
         cost. A packet the dataplane raises on is dropped and reported to ``on_error(port)``
-        (re-raised without it); the rest of the batch still runs."""
+        (re-raised without it); the rest of the batch still runs. ``sinks`` maps egress ports to a
+        function that may take a unicast output (True: taken, e.g. queued for transmission); what
+        no sink took is returned."""
         if type(port) is not int:
             port = int(port)
         with self._lock:
@@ -811,7 +817,7 @@ class Switch:
                 raise NoPipelineError("no pipeline loaded")
             if not all(type(data) is bytes for data in frames):
                 frames = [bytes(data) for data in frames]
-            return engine.process_batch(port, frames, on_error)
+            return engine.process_batch(port, frames, on_error, sinks)
 
     def packet_out(self, data: bytes, ingress_port: int | None = None) -> list[tuple[int, bytes]]:
         """Inject a controller packet (P4Runtime PacketOut): it enters ingress on the CPU port."""

@@ -282,6 +282,14 @@ def test_a_batch_gives_exactly_what_packets_one_at_a_time_give() -> None:
     assert many_events == one_events and any(isinstance(e, DigestMessage) for e in many_events)
     assert any(isinstance(e, PacketIn) for e in many_events)
     assert many.process_batch(1, []) == []
+    # sinks: port 3 takes its unicast outputs, port 1 refuses them; nothing is lost or doubled
+    again, _ = build()
+    taken: list[tuple[int, bytes]] = []
+    sinks = {3: lambda f: taken.append((3, f)) is None, 1: lambda f: False}
+    rest = again.process_batch(1, frames, sinks=sinks)
+    assert taken and sorted(taken + rest) == sorted(expected)
+    assert (3, bytes([0, 0x11, 0, 0]) + b"PAYLOAD") in taken
+    assert [o for o in rest if o[0] == 1] == [o for o in expected if o[0] == 1]
 
 
 def test_a_batch_without_a_program_is_refused() -> None:

@@ -173,7 +173,7 @@ def test_batches_go_to_process_batch_and_a_failing_batch_loses_only_itself() -> 
     def process(port: int, data: bytes) -> list[tuple[int, bytes]]:
         raise AssertionError("frames from interfaces must go to process_batch")
 
-    def process_batch(port: int, frames: list[bytes], on_error) -> list[tuple[int, bytes]]:
+    def process_batch(port: int, frames: list[bytes], on_error, sinks) -> list[tuple[int, bytes]]:
         batches.append(frames)
         if any(b"boom" in f for f in frames):
             raise RuntimeError("dataplane bug")
