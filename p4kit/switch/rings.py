@@ -14,6 +14,13 @@ The transmit ring works the other way round: a frame is copied into a free slot 
 TP_STATUS_AVAILABLE) 32 bytes after its header, the slot is marked TP_STATUS_SEND_REQUEST, and one
 `send` after a batch makes the kernel transmit every requested slot. Only one thread may use a TxRing
 (the port loop); the link emulator's timer thread transmits with a plain socket.
+
+By default the kernel copies only the Ethernet header of a ring frame into the socket buffer and
+attaches the rest as a reference to the ring's page; a veth into another namespace must then copy it
+into a freshly allocated page anyway, which costs more than the copy saved. With PACKET_VNET_HDR each
+slot's frame is preceded by a virtio_net_hdr whose hdr_len says how much to copy: the whole frame, so
+the buffer is one linear copy (measured on veths: about 0.45 us less kernel time per frame). Kernels
+that refuse the option get the plain layout.
 """
 
 from __future__ import annotations
@@ -40,6 +47,11 @@ TX_FRAMES = 512
 # tpacket2_hdr starts with four 32-bit words: tp_status, tp_len, tp_snaplen, tp_mac | tp_net << 16
 RX_HEAD = struct.Struct("=IIII")
 TX_HEAD = struct.Struct("=III")  # tp_status, tp_len, tp_snaplen
+PACKET_VNET_HDR = 15
+VNET_HDR_LEN = 10  # struct virtio_net_hdr: flags, gso_type, hdr_len, gso_size, csum_start, csum_offset
+# tpacket2_hdr's status, len, snaplen, 20 bytes the kernel ignores on transmit, then a virtio_net_hdr
+# with only hdr_len set (virtio's legacy byte order is the host's)
+TX_HEAD_VNET = struct.Struct("=III20xBBHHHH")
 
 
 class RxRing:
@@ -98,7 +110,15 @@ class RxRing:
 class TxRing:
     """The transmit ring of one AF_PACKET socket bound to its interface."""
 
-    def __init__(self, sock: socket.socket, frame_size: int = TX_FRAME_SIZE, frames: int = TX_FRAMES) -> None:
+    def __init__(
+        self, sock: socket.socket, frame_size: int = TX_FRAME_SIZE, frames: int = TX_FRAMES, vnet: bool = True
+    ) -> None:
+        if vnet:
+            try:  # must come before the ring exists
+                sock.setsockopt(SOL_PACKET, PACKET_VNET_HDR, 1)
+            except OSError:
+                vnet = False
+        self.vnet = vnet
         sock.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V2)
         per_block = mmap.PAGESIZE // frame_size if frame_size < mmap.PAGESIZE else 1
         block_size = frame_size * per_block
@@ -108,13 +128,14 @@ class TxRing:
         self.sock = sock
         self.frames = blocks * per_block
         self.frame_size = frame_size
-        self.max_len = frame_size - TX_DATA_OFFSET
+        self.data_off = TX_DATA_OFFSET + (VNET_HDR_LEN if vnet else 0)  # where a frame starts in its slot
+        self.max_len = frame_size - self.data_off
         self.mm = mmap.mmap(
             sock.fileno(), block_size * blocks, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE
         )
         self.words = memoryview(self.mm).cast("I")
         self.slot_at = [i * frame_size for i in range(self.frames)]
-        self._head = TX_HEAD.pack_into
+        self._head = TX_HEAD_VNET.pack_into if vnet else TX_HEAD.pack_into
         self.slot = 0
         self.pending = 0
 
@@ -135,10 +156,14 @@ class TxRing:
             self.flush()
             if words[off >> 2] != TP_STATUS_AVAILABLE:
                 return False
-        start = off + TX_DATA_OFFSET
+        start = off + self.data_off
         mm = self.mm
         mm[start : start + n] = frame
-        self._head(mm, off, TP_STATUS_SEND_REQUEST, n, n)
+        if self.vnet:
+            m = n + VNET_HDR_LEN
+            self._head(mm, off, TP_STATUS_SEND_REQUEST, m, m, 0, 0, n, 0, 0, 0)
+        else:
+            self._head(mm, off, TP_STATUS_SEND_REQUEST, n, n)
         self.pending += 1
         slot = self.slot + 1
         self.slot = 0 if slot == self.frames else slot
