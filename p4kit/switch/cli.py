@@ -138,6 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"p4kit-switch: error: {e}", file=sys.stderr)
         return 1
+    # Handlers first: a SIGTERM that arrives as soon as the server listens (before the loop below)
+    # must still mean "stop cleanly", not the default "die".
+    done = threading.Event()
+
+    def stop(signum: int, frame: object) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     try:
         running = start(opts)
     except (OSError, PortError, SwitchError, ValueError) as e:
@@ -149,13 +158,6 @@ def main(argv: list[str] | None = None) -> int:
     if opts.thrift_port is not None:
         print("Note: --thrift-port ignored: p4kit-switch has no Thrift server (use P4Runtime)", flush=True)
     print(f"Server listening on {opts.grpc_addr}", flush=True)
-    done = threading.Event()
-
-    def stop(signum: int, frame: object) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
     try:
         while not done.wait(1.0):
             pass
