@@ -380,7 +380,6 @@ class PortLoop:
         self._arrival = time.monotonic()
         number = port.number
         pcap_in = self._pcap_in.get(number)
-        senders = self.senders
         lock = self.lock
         stats = port.stats
         stats.rx += len(frames)
@@ -397,17 +396,7 @@ class PortLoop:
             except Exception:  # the batch as a whole failed (e.g. no pipeline): it is dropped
                 self._report_failure(number)
                 return
-            ring_put = self._ring_put
-            for out_port, out_frame in outputs:
-                put = ring_put.get(out_port)
-                if put is not None and put(out_frame):
-                    continue  # queued in the port's transmit ring (the usual case)
-                send = senders.get(out_port)
-                if send is not None:
-                    try:
-                        send(out_frame)
-                    except OSError:
-                        stats.tx_errors += 1
+            self._transmit(outputs, stats)
             return
         process = self.process
         for frame in frames:
@@ -422,13 +411,23 @@ class PortLoop:
             except Exception:  # a dataplane bug drops this packet, never the port loop
                 self._report_failure(number)
                 continue
-            for out_port, out_frame in outputs:
-                send = senders.get(out_port)
-                if send is not None:
-                    try:
-                        send(out_frame)
-                    except OSError:
-                        stats.tx_errors += 1
+            self._transmit(outputs, stats)
+
+    def _transmit(self, outputs: Iterable[Output], stats: PortStats) -> None:
+        """Each (port, frame) out of its port: straight into the port's transmit ring when that is
+        all its sender does, else through the sender (pcap, shaping, fallback send)."""
+        ring_put = self._ring_put
+        senders = self.senders
+        for out_port, out_frame in outputs:
+            put = ring_put.get(out_port)
+            if put is not None and put(out_frame):
+                continue  # queued in the port's transmit ring (the usual case)
+            send = senders.get(out_port)
+            if send is not None:
+                try:
+                    send(out_frame)
+                except OSError:
+                    stats.tx_errors += 1
 
     def _report_failure(self, port: int) -> None:
         self.failures += 1

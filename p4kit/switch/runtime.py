@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from p4kit.switch import hashes
 from p4kit.switch.errors import (
@@ -60,6 +60,9 @@ from p4kit.switch.pre import CloneSession
 from p4kit.switch.program import ActionInfo, Program, TableInfo, load_program
 from p4kit.switch.state import Group, Member, ProfileState, SwitchState
 from p4kit.switch.tables import Entry, TableState, denormalize_key, normalize_key
+
+if TYPE_CHECKING:
+    from p4kit.switch.engine import Engine
 
 KeyValue = int | tuple[int, int] | tuple[int, bool] | None
 Keys = Sequence[KeyValue] | Mapping[str, KeyValue]
@@ -789,10 +792,7 @@ class Switch:
         if type(port) is not int:
             port = int(port)
         with self._lock:
-            engine = self._engine
-            if engine is None:
-                raise NoPipelineError("no pipeline loaded")
-            return engine.process(port, data)
+            return self._live_engine().process(port, data)
 
     def process_batch(
         self,
@@ -811,13 +811,17 @@ class Switch:
         no sink took is returned."""
         if type(port) is not int:
             port = int(port)
+        if not all(type(data) is bytes for data in frames):
+            frames = [bytes(data) for data in frames]
         with self._lock:
-            engine = self._engine
-            if engine is None:
-                raise NoPipelineError("no pipeline loaded")
-            if not all(type(data) is bytes for data in frames):
-                frames = [bytes(data) for data in frames]
-            return engine.process_batch(port, frames, on_error, sinks)
+            return self._live_engine().process_batch(port, frames, on_error, sinks)
+
+    def _live_engine(self) -> Engine:
+        """The loaded pipeline's engine (call with the lock held)."""
+        engine = self._engine
+        if engine is None:
+            raise NoPipelineError("no pipeline loaded")
+        return engine
 
     def packet_out(self, data: bytes, ingress_port: int | None = None) -> list[tuple[int, bytes]]:
         """Inject a controller packet (P4Runtime PacketOut): it enters ingress on the CPU port."""

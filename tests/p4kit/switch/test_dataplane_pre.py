@@ -75,24 +75,32 @@ def program() -> dict:
     return b.build()
 
 
+ENTRIES = [  # h.op -> what table ti does with the packet
+    (0, "fwd", [3]),
+    (1, "mc", [1]),
+    (2, "clone_i2e", [5]),
+    (3, "resub", []),
+    (4, "fwd", [1]),
+    (5, "fwd", [1]),
+    (6, "digest", []),
+    (7, "drop", []),
+    (8, "trunc", []),
+    (9, "fwd", [64]),
+]
+
+
+def loaded_switch() -> Switch:
+    s = Switch(cpu_port=64)
+    s.load_pipeline(program())
+    for op, action, params in ENTRIES:
+        s.table_add("ti", [op], action, params)
+    return s
+
+
 @pytest.fixture
 def sw() -> Switch:
-    s = Switch(cpu_port=64)
+    s = loaded_switch()
     s.raise_internal_errors = True
-    s.load_pipeline(program())
-    for op, action, params in [
-        (0, "fwd", [3]),
-        (1, "mc", [1]),
-        (2, "clone_i2e", [5]),
-        (3, "resub", []),
-        (4, "fwd", [1]),
-        (5, "fwd", [1]),
-        (6, "digest", []),
-        (7, "drop", []),
-        (8, "trunc", []),
-        (9, "fwd", [64]),
-    ]:
-        s.table_add("ti", [op], action, params)
     return s
 
 
@@ -249,21 +257,7 @@ def test_a_batch_gives_exactly_what_packets_one_at_a_time_give() -> None:
     truncation, packet-in, too short to parse -- in one batch, outputs and side effects in order."""
 
     def build() -> tuple[Switch, list]:
-        s = Switch(cpu_port=64)
-        s.load_pipeline(program())
-        for op, action, params in [
-            (0, "fwd", [3]),
-            (1, "mc", [1]),
-            (2, "clone_i2e", [5]),
-            (3, "resub", []),
-            (4, "fwd", [1]),
-            (5, "fwd", [1]),
-            (6, "digest", []),
-            (7, "drop", []),
-            (8, "trunc", []),
-            (9, "fwd", [64]),
-        ]:
-            s.table_add("ti", [op], action, params)
+        s = loaded_switch()
         s.mc_group_create(1, [(2, 10), (3, 11)])
         s.clone_session_set(5, port=7)
         s.clone_session_set(6, port=9)
