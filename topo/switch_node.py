@@ -12,6 +12,8 @@ from pathlib import Path
 
 from mininet.node import Switch
 
+from p4kit.switch.offloads import offloads_off_command
+
 START_TIMEOUT_S = 30.0
 
 
@@ -91,24 +93,7 @@ class P4RuntimeSwitch(Switch):
         for intf in self.intfList():
             if intf.name != "lo":
                 # Offloads would hand the switch oversized or unchecksummed frames.
-                subprocess.run(
-                    [
-                        "ethtool",
-                        "-K",
-                        intf.name,
-                        "tx",
-                        "off",
-                        "rx",
-                        "off",
-                        "tso",
-                        "off",
-                        "gso",
-                        "off",
-                        "gro",
-                        "off",
-                    ],
-                    capture_output=True,
-                )
+                subprocess.run(offloads_off_command(intf.name), capture_output=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         out = (self.log_path.parent / f"{self.name}.stdout").open("wb")
         self.proc = subprocess.Popen(

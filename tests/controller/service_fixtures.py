@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,31 +21,13 @@ import httpx
 
 from controller.provision import Pipeline, connect_all, provision
 from controller.service.topology import Topology
+from tests.localports import free_port, wait_listening
 from topo.addressing import fabric
 from topo.wan import default_wan
 
 ROOT = Path(__file__).resolve().parents[2]
 SWITCH = [sys.executable, "-m", "p4kit.switch.cli"]
 ADMIN_TOKEN = "admin-token-for-tests-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -76,7 +56,7 @@ class Switches:
         cmd = [*SWITCH, "--device-id", str(sw.device_id), "--no-p4", "--", "--grpc-server-addr", sw.grpc_addr]
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.procs[name] = proc
-        wait_port(port, proc)
+        wait_listening(port, proc, timeout=60, what="p4kit-switch")
 
     def kill(self, name: str) -> None:
         proc = self.procs.pop(name)
@@ -167,7 +147,7 @@ def start_service(switches: Switches, db: Path, port: int | None = None) -> Serv
         cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True
     )
     try:
-        wait_port(port, proc, timeout=90)
+        wait_listening(port, proc, timeout=90, what="the controller service")
     except Exception:
         stop(proc)
         raise RuntimeError(f"the service did not start:\n{log.read_text()[-3000:]}") from None

@@ -5,7 +5,6 @@ stop`; real switches, real service, real Mininet."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 
 from edge.schedule_worker import ScheduleJob
+from tests.localports import free_port
 from topo import cleanup
 
 pytestmark = [pytest.mark.mininet, pytest.mark.root]
@@ -27,12 +27,6 @@ def tributary(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "topo.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import contextlib
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,23 +22,7 @@ from google.rpc import status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"p4kit-switch exited with {proc.returncode}: {proc.stderr.read()}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError("p4kit-switch did not start listening")
+from tests.localports import free_port, wait_listening
 
 
 @contextlib.contextmanager
@@ -55,7 +38,7 @@ def switch_process(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        wait_listening(port, proc)
+        wait_listening(port, proc, what="p4kit-switch")
         yield addr, proc
     finally:
         if proc.poll() is None:

@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from p4kit.switch.offloads import offloads_off_command
+
 
 def have_root_net() -> bool:
     return os.geteuid() == 0 and shutil.which("ip") is not None
@@ -51,26 +53,8 @@ class HostsNet:
 
 
 def _disable_offloads(iface: str, ns: str | None) -> None:
-    # Checksum offload on veth leaves UDP/TCP checksums unfinished in frames an AF_PACKET socket sees;
-    # p4lang/tutorials turn it off on hosts for the same reason.
-    if shutil.which("ethtool"):
-        sh(
-            "ethtool",
-            "-K",
-            iface,
-            "tx",
-            "off",
-            "rx",
-            "off",
-            "tso",
-            "off",
-            "gso",
-            "off",
-            "gro",
-            "off",
-            check=False,
-            ns=ns,
-        )
+    if shutil.which("ethtool"):  # see p4kit.switch.offloads for why
+        sh(*offloads_off_command(iface), check=False, ns=ns)
 
 
 @contextlib.contextmanager
