@@ -1272,6 +1272,8 @@ class CodeGen:
         self.emit(ind, "else:")
         if self.trace:
             self.emit(ind + 1, f"TR('table {t.name}: hit' + {fmt_key})")
+        if t.support_timeout:
+            self.emit(ind + 1, "e.hit_ns = NOW_NS()")
         if t.with_counters:
             self.emit(ind + 1, "_c = e.counter")
             self.emit(ind + 1, "_c[0] += 1")

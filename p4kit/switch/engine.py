@@ -271,6 +271,7 @@ class Engine:
             "LOG": log_msg,
             "TR": trace_line,
             "NOW_US": sw.now_us,
+            "NOW_NS": sw.now_ns,
             "DROP_PORT": sw.drop_port,
         }
         self.comp = compile_program(prog, self.state, tracing, helpers)

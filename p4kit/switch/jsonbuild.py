@@ -224,6 +224,7 @@ class JsonBuilder:
         selector: bool = False,
         entries: list[Json] | None = None,
         key_names: list[str] | None = None,
+        support_timeout: bool = False,
     ) -> None:
         """keys: [(match_type, [header, field] | header name for "valid")]."""
         key_json = []
@@ -249,7 +250,7 @@ class JsonBuilder:
             "type": ("indirect_ws" if selector else "indirect") if action_profile else "simple",
             "max_size": size,
             "with_counters": with_counters,
-            "support_timeout": False,
+            "support_timeout": support_timeout,
             "direct_meters": direct_meters,
             "action_ids": [self.action_id(a) for a in actions],
             "actions": list(actions),

@@ -40,6 +40,7 @@ from p4kit.switch.p4info_index import (
     TableInfo,
 )
 from p4kit.switch.p4rt_codec import P4RTError, decode, encode, invalid, not_found
+from p4kit.switch.p4rt_idle import IdleWatcher
 from p4kit.switch.runtime import Switch, TableEntryView
 
 Update = p4runtime_pb2.Update
@@ -77,11 +78,15 @@ class ServerStore:
 
 
 class EntityService:
-    """Applies Write updates and answers Read entities for one pipeline (index + switch)."""
+    """Applies Write updates and answers Read entities for one pipeline (index + switch).
 
-    def __init__(self, index: P4InfoIndex, switch: Switch) -> None:
+    ``idle``, when given, is told which entries have an idle timeout (INSERT and MODIFY arm an
+    entry, DELETE forgets it); it reports the ones that stay idle."""
+
+    def __init__(self, index: P4InfoIndex, switch: Switch, idle: IdleWatcher | None = None) -> None:
         self.index = index
         self.switch = switch
+        self.idle = idle
         self.store = ServerStore()
         self._orders: dict[int, list[int] | bool | None] = {}
         self._writers: dict[str, Callable[[int, Any], None]] = {
@@ -366,6 +371,7 @@ class EntityService:
             self.store.entries[(t.name, handle)] = EntryExtras(
                 te.controller_metadata, te.metadata, te.idle_timeout_ns
             )
+            self._arm_idle(t, handle, te.idle_timeout_ns)
             return None
         handle = sw.table_find(t.name, keys, priority)
         if handle is None:
@@ -375,6 +381,8 @@ class EntityService:
                 raise P4RTError(grpc.StatusCode.PERMISSION_DENIED, f"table {t.name} is const")
             sw.table_delete(t.name, handle)
             self.store.entries.pop((t.name, handle), None)
+            if self.idle is not None:
+                self.idle.forget(t.name, handle)
             return None
         # MODIFY
         view = sw.table_get_entry(t.name, handle)
@@ -397,7 +405,27 @@ class EntityService:
         self.store.entries[(t.name, handle)] = EntryExtras(
             te.controller_metadata, te.metadata, te.idle_timeout_ns
         )
+        self._arm_idle(t, handle, te.idle_timeout_ns)  # any MODIFY restarts the idle countdown
         return None
+
+    def _arm_idle(self, t: TableInfo, handle: int, idle_timeout_ns: int) -> None:
+        if self.idle is not None and t.supports_idle_timeout:
+            self.idle.arm(t.name, handle, idle_timeout_ns)  # 0 (never expires) disarms
+
+    def idle_entry_msg(self, table: str, handle: int) -> p4runtime_pb2.TableEntry | None:
+        """The TableEntry an IdleTimeoutNotification carries for an entry: its key (table_id, match,
+        priority), controller_metadata, metadata and idle_timeout_ns, as the specification asks; the
+        action is left out, as BMv2 sends it. None when the entry is gone."""
+        t = self.index.table_by_name(table)
+        if t is None:
+            return None
+        try:
+            view = self.switch.table_get_entry(table, handle)
+        except SwitchError:
+            return None
+        te = self._entry_msg(t, view, p4runtime_pb2.TableEntry())
+        te.ClearField("action")
+        return te
 
     def _write_default_entry(self, op: int, t: TableInfo, te: p4runtime_pb2.TableEntry) -> None:
         if op != MODIFY:
@@ -462,8 +490,11 @@ class EntityService:
             cfg = self._meter_config(self.switch.direct_meter_get_rates(t.name, view.handle))  # type: ignore[arg-type]
             if cfg is not None:
                 te.meter_config.CopyFrom(cfg)
-        if request.HasField("time_since_last_hit"):
-            te.time_since_last_hit.elapsed_ns = 0
+        if request.HasField("time_since_last_hit") and t.supports_idle_timeout and view.idle_ns is not None:
+            # Set iff requested (_read_table_entries rejects the request for a table without idle
+            # timeout support and for default entries). A wildcard read over all tables also reaches
+            # tables without support, for which the spec gives no rule: the field stays unset there.
+            te.time_since_last_hit.elapsed_ns = view.idle_ns
         return te
 
     def _selected_views(self, t: TableInfo, req: p4runtime_pb2.TableEntry) -> list[TableEntryView]:
@@ -486,6 +517,11 @@ class EntityService:
             tables = list(self.index.tables.values())
         else:
             tables = [self._table(req.table_id)]
+        if req.HasField("time_since_last_hit"):  # spec: only for tables with idle timeout support
+            if req.is_default_action:
+                raise invalid("default entries have no idle timeout: time_since_last_hit must be unset")
+            if req.table_id and not tables[0].supports_idle_timeout:
+                raise invalid(f"table {tables[0].name} does not support idle timeout (time_since_last_hit)")
         for t in tables:
             for view in self._selected_views(t, req):
                 te = self._entry_msg(t, view, req)

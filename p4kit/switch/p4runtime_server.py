@@ -15,6 +15,9 @@ Packets to and from the controller, exactly as BMv2 does it:
 Digests are batched into DigestLists by `p4rt_digests.DigestBatcher` as the DigestEntry's config asks
 (list size, buffering timeout, duplicate suppression until a DigestListAck or the ack timeout); the
 lists go to the primaries.
+
+Entries written with an idle_timeout_ns are watched by `p4rt_idle.IdleWatcher`; the entries it finds
+idle in one check go to the primaries as one IdleTimeoutNotification.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -40,6 +44,7 @@ from p4kit.switch.p4rt_codec import P4RTError, decode, encode, invalid
 from p4kit.switch.p4rt_config import decode_device_config
 from p4kit.switch.p4rt_digests import DigestBatch, DigestBatcher
 from p4kit.switch.p4rt_entities import EntityService, from_switch_error
+from p4kit.switch.p4rt_idle import IdleWatcher
 from p4kit.switch.runtime import DigestMessage, PacketIn, Switch
 
 log = logging.getLogger("p4kit.switch.p4runtime")
@@ -86,12 +91,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._stream_ids = itertools.count(1)
         self.digests = DigestBatcher(self._send_digest_list, self._digest_config)
         self.digests.start()
+        # the watcher confirms and sends under self._lock, so no Write deletes an entry it reports
+        self.idle = IdleWatcher(self._send_idle_notification, self._entry_hit_ns, switch.now_ns, self._lock)
+        self.idle.start()
         switch.set_packet_in_callback(self._on_packet_in)
         switch.set_digest_callback(self._on_digest)
 
     def close(self) -> None:
-        """Stop the digest timer thread (the server is going away)."""
+        """Stop the digest and idle timeout threads (the server is going away)."""
         self.digests.close()
+        self.idle.close()
 
     # ====================================================================== helpers
     def _check_device(self, device_id: int) -> None:
@@ -169,7 +178,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         except SwitchError as e:
             raise invalid(f"BMv2 JSON rejected: {e}") from None
         self.pipeline = pipeline
-        self.entities = EntityService(pipeline.index, self.switch)
+        self.idle.reset()  # the old program's entries are gone
+        self.entities = EntityService(pipeline.index, self.switch, self.idle)
         self.digests.reset()  # buffered and cached digests belong to the old program
         log.info("pipeline committed (%d tables)", len(pipeline.index.tables))
 
@@ -398,6 +408,30 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         msg.digest.data.extend(entities.digest_data(batch.digest_id, v) for v in batch.values)
         self._send_to_primaries(msg)
 
+    def _entry_hit_ns(self, table: str, handle: int) -> int | None:
+        """Idle watcher thread: the entry's last hit on the switch's now_ns clock; None when gone."""
+        try:
+            return self.switch.table_hit_ns(table, handle)
+        except SwitchError:
+            return None
+
+    def _send_idle_notification(self, expired: list[tuple[str, int]]) -> None:
+        """Idle watcher thread, with self._lock held: the entries idle in one check -> one
+        IdleTimeoutNotification to the primaries (none when no entry is left)."""
+        entities = self.entities
+        if entities is None:
+            return
+        msg = p4runtime_pb2.StreamMessageResponse()
+        note = msg.idle_timeout_notification
+        for table, handle in expired:
+            te = entities.idle_entry_msg(table, handle)
+            if te is not None:
+                note.table_entry.append(te)
+        if not note.table_entry:
+            return  # the spec forbids an empty notification
+        note.timestamp = time.time_ns()
+        self._send_to_primaries(msg)
+
 
 # ========================================================================== protocol helpers
 def role_name_of(
@@ -487,6 +521,18 @@ def check_consistency(p4info: p4info_pb2.P4Info, doc: dict) -> None:
         if missing:
             raise invalid(
                 f"P4Info {kind} {missing[0]!r} is not in the BMv2 JSON: P4Info and JSON do not match"
+            )
+    untimed = {
+        t["name"]
+        for p in doc.get("pipelines", [])
+        for t in p.get("tables", [])
+        if not t.get("support_timeout")
+    }
+    for t in p4info.tables:  # the dataplane stamps hits only where the JSON asks for it
+        if t.idle_timeout_behavior != p4info_pb2.Table.NO_TIMEOUT and t.preamble.name in untimed:
+            raise invalid(
+                f"P4Info table {t.preamble.name!r} has an idle timeout but its BMv2 JSON table has no "
+                "support_timeout: P4Info and JSON do not match"
             )
 
 

@@ -124,6 +124,11 @@ class TableInfo:
     def hit_miss(self) -> bool:
         return "__HIT__" in self.next_tables or "__MISS__" in self.next_tables
 
+    @property
+    def support_timeout(self) -> bool:
+        """Entries remember their last hit (P4 `support_timeout = true`, P4Runtime idle timeout)."""
+        return bool(self.json.get("support_timeout", False))
+
 
 @dataclass
 class ActionProfileInfo:

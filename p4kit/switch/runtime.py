@@ -18,6 +18,8 @@ mind. Conventions:
 * Tables that carry entries in the JSON (P4 `const entries`) are immutable, as in BMv2.
 * Meter rates: ``[(cir, cburst), (pir, pburst)]`` with rates in units per MICROSECOND and bursts in
   units, as BMv2 takes them (P4Runtime's rates are per second: divide by 1e6).
+* Idle time: entries of tables with ``support_timeout`` remember their last hit on the ``now_ns``
+  clock (insertion counts as a hit); views carry it as ``idle_ns``, the P4Runtime idle timeout's input.
 * Every error is a subclass of ``errors.SwitchError`` with a clear message and a ``grpc_code``; a
   failing call leaves all state unchanged.
 * Thread-safe: every public method takes one re-entrant lock, so the gRPC threads may call while
@@ -86,6 +88,7 @@ class TableEntryView:
     is_default: bool
     packets: int | None = None  # direct counter values, when the table has a direct counter
     bytes: int | None = None
+    idle_ns: int | None = None  # ns since the last hit (support_timeout tables; None for defaults)
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,7 @@ class Switch:
             if ts.find(match, e.priority) is not None:
                 raise DuplicateEntryError(f"table '{table}': an entry with this key already exists")
             self._attach_direct(ts, e)
+            e.hit_ns = self.now_ns()  # a new entry counts as just hit
             return ts.insert(e)
 
     def table_modify(
@@ -378,6 +382,13 @@ class Switch:
     def table_num_entries(self, table: str) -> int:
         with self._lock:
             return len(self._table(table).entries)
+
+    def table_hit_ns(self, table: str, handle: int) -> int:
+        """When the entry was last hit (or inserted), on the ``now_ns`` clock. Only tables with
+        ``support_timeout`` stamp hits; on others this stays the insertion time."""
+        with self._lock:
+            ts = self._table(table)
+            return self._entry(ts, handle).hit_ns
 
     # ================================================================ action profiles
     def act_prof_add_member(self, profile: str, member_id: int, action: str, params: Params = ()) -> None:
@@ -834,6 +845,10 @@ class Switch:
         """Microseconds since the switch started (ingress_global_timestamp's clock)."""
         return int((self.clock() - self._t0) * 1_000_000)
 
+    def now_ns(self) -> int:
+        """Nanoseconds since the switch started, on the same clock (entry hit times)."""
+        return int((self.clock() - self._t0) * 1_000_000_000)
+
     def reset_state(self) -> None:
         """Clear all run-time state (entries, groups, sessions, externs) but keep the program."""
         with self._lock:
@@ -1090,6 +1105,7 @@ class Switch:
                 e.priority = (top - int(x.get("priority", 0) or 0)) if ts.info.needs_priority else None
                 e.action, e.args = a.name, tuple(params)
                 e.const = True
+                e.hit_ns = self.now_ns()
                 self._engine.bind_entry(ts, e, a.id)
                 self._attach_direct(ts, e)
                 with contextlib.suppress(DuplicateEntryError):  # p4c rejects duplicates; BMv2 keeps the first
@@ -1114,6 +1130,7 @@ class Switch:
 
     def _view(self, ts: TableState, e: Entry) -> TableEntryView:
         is_default = e.handle is None
+        idle = None if is_default or not ts.info.support_timeout else max(0, self.now_ns() - e.hit_ns)
         return TableEntryView(
             table=ts.name,
             handle=e.handle,
@@ -1127,6 +1144,7 @@ class Switch:
             is_default=is_default,
             packets=e.counter[0] if e.counter is not None else None,
             bytes=e.counter[1] if e.counter is not None else None,
+            idle_ns=idle,
         )
 
 

@@ -25,7 +25,8 @@ class Entry:
     """A table entry (or a table's default entry, ``handle`` None).
 
     ``fn``/``args``/``nxt`` are bound to the current compiled pipeline by the runtime; ``member`` or
-    ``group`` replace the action on tables with an action profile.
+    ``group`` replace the action on tables with an action profile. ``hit_ns`` is when the entry was
+    last hit (or inserted), stamped by the generated code of tables with ``support_timeout`` only.
     """
 
     __slots__ = (
@@ -36,6 +37,7 @@ class Entry:
         "fn",
         "group",
         "handle",
+        "hit_ns",
         "match",
         "member",
         "meter",
@@ -58,6 +60,7 @@ class Entry:
         self.meter: Any = None
         self.const = False
         self.seq = 0
+        self.hit_ns = 0  # last hit (Switch.now_ns), kept on tables with support_timeout only
 
 
 @dataclass
