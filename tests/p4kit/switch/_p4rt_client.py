@@ -90,7 +90,11 @@ class Stream:
                 return msg
 
     def close(self) -> None:
-        self._out.put(None)
+        """End the stream and wait until the server has ended it too. The server forgets a stream
+        before it ends it, so the next test's stream may claim the same election id at once;
+        cancelling alone left that to a race (an id still in use is rejected)."""
+        self._out.put(None)  # half-close: no more requests
+        self._t.join(timeout=5)
         self._call.cancel()
 
 
