@@ -18,6 +18,7 @@ no trace code exists at all.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from dataclasses import dataclass, field
@@ -126,6 +127,14 @@ def struct_layout(widths: list[int]) -> tuple[str, list[_Group]]:
 
 
 _HREF = re.compile(r"(?<![\w.])H\[(\d+)\]")
+_PLAIN_FIELD = re.compile(r"^H\[\d+\]\[\d+\]$")  # a field of a header known at generation time
+_LOCAL = re.compile(r"^_[a-z]+\d+$")  # a generated local variable (forwarded value, register index)
+# header references resolved at run time (stack indices): they may alias any forwarded field
+_DYNAMIC_REF = re.compile(r'"(stack_field|header_stack|dereference_header_stack|union_stack|header_union)"')
+# primitives whose effects on header fields the forwarding follows (everything else resets it)
+_FORWARDING_SAFE = frozenset(
+    {"assign", "modify_field", "add_to_field", "subtract_from_field", "register_read", "register_write"}
+)
 
 
 def _bind_header_locals(body: list[str]) -> list[str]:
@@ -194,6 +203,10 @@ class CodeGen:
         self.side: list[str] = []  # functions generated on demand (calculations) while inside another
         self.state_fn: dict[str, str] = {}
         self._off_in_e = False  # in parser code: whether local _e equals P.off
+        # In a straight-line action body: header fields whose current value a local holds (see
+        # forwarding_primitive); None everywhere else.
+        self._fwd: dict[str, str] | None = None
+        self._dirty: dict[str, str] = {}  # forwarded fields whose header list is not yet written
         self.parse_states: dict[str, dict] = {}
         self.inline_parser = False
         self._inline_left = 0
@@ -305,6 +318,8 @@ class CodeGen:
         val = v.get("value")
         if t == "field" or t == "stack_field":
             target, w, signed = self.field_lvalue(v)
+            if self._fwd is not None and target in self._fwd:
+                return self._fwd[target], None if signed else w
             return target, None if signed else w
         if t == "hexstr":
             n = _hexint(val)
@@ -435,14 +450,73 @@ class CodeGen:
     def store(self, ind: int, dst: dict, src_code: str, src_w: int | None) -> None:
         target, w, signed = self.field_lvalue(dst)
         if target.endswith("][0]") and w == 1 and dst.get("value", [None, None])[-1] in ("$valid$", "_valid"):
+            self._forget(target)
             self.emit(ind, f"{target} = 1 if {src_code} else 0")
             return
         if signed:
-            self.emit(ind, f"{target} = _sx(({src_code}) & {_mask(w)}, {w})")
+            value = f"_sx(({src_code}) & {_mask(w)}, {w})"
         elif (src_w is not None and src_w <= w) or w == 0:
-            self.emit(ind, f"{target} = {src_code}")
+            value = src_code
         else:
-            self.emit(ind, f"{target} = ({src_code}) & {_mask(w)}")
+            value = f"({src_code}) & {_mask(w)}"
+        if self._fwd is not None and ind == 1 and _PLAIN_FIELD.match(target):
+            if _LOCAL.match(value):
+                local = value
+            else:
+                local = self.tmp("f")
+                self.emit(ind, f"{local} = {value}")
+            self._fwd[target] = local
+            self._dirty[target] = local  # written back at the next barrier or the end of the action
+            return
+        self._forget(target)
+        self.emit(ind, f"{target} = {value}")
+
+    def _forget(self, target: str) -> None:
+        """A field is written where forwarding does not follow it: drop what a local knows of it (of
+        every field, when the target's header is only known at run time: pending write-backs go
+        first then, since the target may be any of them)."""
+        if self._fwd is None:
+            return
+        if _PLAIN_FIELD.match(target):
+            self._fwd.pop(target, None)
+            self._dirty.pop(target, None)  # this write supersedes the pending one
+        else:
+            self._flush(1)
+            self._fwd.clear()
+
+    def _flush(self, ind: int) -> None:
+        """Write the forwarded fields' values back into their header lists."""
+        for target, local in self._dirty.items():
+            self.emit(ind, f"{target} = {local}")
+        self._dirty = {}
+
+    def forwarding_primitive(self, p: dict) -> None:
+        """One primitive of a straight-line action body, with store-to-load forwarding: a field
+        assigned at the top level of the body is read back from the local that holds its value, and
+        a register index read once is reused, until something that may change fields in ways not
+        followed here (any other primitive) runs. INC's lane updates (64 read-add-writes of one
+        metadata temporary at one index) halve their header-list accesses this way."""
+        if p.get("op") not in _FORWARDING_SAFE or _DYNAMIC_REF.search(json.dumps(p)):
+            self._flush(1)
+            self._fwd = None  # this primitive sees and changes the header lists as they are
+            self.primitive(1, p)
+            self._fwd = {}
+            return
+        self.primitive(1, p)
+
+    def _cache_read(self, ind: int, code: str, local: str) -> None:
+        """`local` was just assigned the field `code` at the top level of an action: later reads use it."""
+        if self._fwd is not None and ind == 1 and _PLAIN_FIELD.match(code):
+            self._fwd[code] = local
+
+    def _index_local(self, ind: int, idx: str) -> str:
+        """A local holding a register index: the index expression itself when it is one already."""
+        if _LOCAL.match(idx):
+            return idx
+        i = self.tmp("i")
+        self.emit(ind, f"{i} = {idx}")
+        self._cache_read(ind, idx, i)
+        return i
 
     # ------------------------------------------------------------------ primitives
     def primitive(self, ind: int, p: dict) -> None:
@@ -452,10 +526,10 @@ class CodeGen:
             code, w = self.expr(ps[1])
             self.store(ind, ps[0], code, w)
         elif op in ("add_to_field", "subtract_from_field"):
-            target, _, _ = self.field_lvalue(ps[0])
+            current, _ = self.expr(ps[0])  # through expr: a forwarded field's value is in a local
             code, _ = self.expr(ps[1])
             sign = "+" if op == "add_to_field" else "-"
-            self.store(ind, ps[0], f"{target} {sign} {code}", None)
+            self.store(ind, ps[0], f"{current} {sign} {code}", None)
         elif op == "assign_header":
             dx, _ = self.header_expr(ps[0])
             sx, _ = self.header_expr(ps[1])
@@ -522,9 +596,8 @@ class CodeGen:
             name = ps[1]["value"]
             cells = self.state.registers[name]
             rn = self.const(_ident("RG", name, self.prog.registers[name].id), cells)
-            i = self.tmp("i")
             idx, iw = self.expr(ps[2])
-            self.emit(ind, f"{i} = {idx}")
+            i = self._index_local(ind, idx)
             check = f"{i} < {len(cells)}" if iw is not None else f"0 <= {i} < {len(cells)}"
             self.store(ind, ps[0], f"({rn}[{i}] if {check} else 0)", self.prog.registers[name].bitwidth)
         elif op == "register_write":
@@ -532,10 +605,9 @@ class CodeGen:
             cells = self.state.registers[name]
             width = self.prog.registers[name].bitwidth
             rn = self.const(_ident("RG", name, self.prog.registers[name].id), cells)
-            i = self.tmp("i")
             idx, iw = self.expr(ps[1])
             val, vw = self.expr(ps[2])
-            self.emit(ind, f"{i} = {idx}")
+            i = self._index_local(ind, idx)
             # A known non-negative index needs no lower bound; a value known to fit needs no mask.
             self.emit(ind, f"if {i} < {len(cells)}:" if iw is not None else f"if 0 <= {i} < {len(cells)}:")
             self.emit(
@@ -549,7 +621,7 @@ class CodeGen:
             base, _ = self.expr(ps[1])
             size, _ = self.expr(ps[3])
             fn = self.calc_fn(calc)
-            h, s = self.tmp("h"), self.tmp("s")
+            h, s = self.tmp("hv"), self.tmp("s")  # not _h<n>: those name header lists
             self.emit(ind, f"{h} = {fn}(P, H)")
             self.emit(ind, f"{s} = {size}")
             self.store(ind, ps[0], f"({base} + ({h} % {s} if {s} else {h}))", None)
@@ -639,10 +711,12 @@ class CodeGen:
             raise PipelineLoadError(f"unknown calculation '{name}'")
         self._calc_done.add(fname)
         saved, self.out = self.out, self.side
+        fwd, self._fwd = self._fwd, None  # another function: the action's locals do not exist there
         try:
             self._emit_hash_fn(fname, calc.get("input", []), calc.get("algo", "crc32"), name)
         finally:
             self.side, self.out = self.out, saved
+            self._fwd = fwd
         return fname
 
     def _calc_spec(self, inputs: list[dict]) -> list[tuple[int | None, int, int, int]] | None:
@@ -1046,9 +1120,17 @@ class CodeGen:
             n0 = len(self.out)
             if any(p.get("op") in ("_jump", "_jump_if_zero") for p in a.primitives):
                 self.gen_jumping_body(a.primitives)
-            else:
+            elif self.trace:
                 for p in a.primitives:
                     self.primitive(1, p)
+            else:
+                self._fwd, self._dirty = {}, {}
+                try:
+                    for p in a.primitives:
+                        self.forwarding_primitive(p)
+                    self._flush(1)
+                finally:
+                    self._fwd, self._dirty = None, {}
             if len(self.out) == n0:
                 self.emit(1, "pass")
             else:

@@ -334,3 +334,31 @@ def test_custom_crc_parameters() -> None:
     assert h(b"12") == hashes.Crc(hashes.CrcParams(16, 0x1021, 0, 0, True, True))(b"12")
     with pytest.raises(UnknownNameError):
         sw.set_crc_parameters("nope", 1, 0, 0, False, False)
+
+
+def test_field_values_flow_through_an_action_in_order() -> None:
+    """An action's writes are seen by its later reads, whatever reads them: expressions, add_to_field,
+    register indices and values, and a hash calculation (a separate function reading the headers)."""
+    b = base()
+    b.register("reg", 256, 32)
+    b.calculation("c", "identity", [F("h", "r")])
+    b.action(
+        "chain",
+        [],
+        [
+            assign(F("h", "r"), F("h", "a")),  # r = a
+            P("add_to_field", F("h", "r"), HX(5)),  # r = a + 5
+            P("register_write", NAMED("register_array", "reg"), F("h", "b"), F("h", "r")),  # reg[b] = a + 5
+            assign(F("h", "b"), X("+", F("h", "b"), HX(1))),  # b = b + 1
+            P("register_read", F("h", "r"), NAMED("register_array", "reg"), X("-", F("h", "b"), HX(1))),
+            P("add_to_field", F("h", "r"), HX(1)),  # r = a + 6
+            # the hash reads the header lists directly: r must be there already
+            P("modify_field_with_hash_based_offset", F("h", "a"), HX(0), NAMED("calculation", "c"), HX(256)),
+        ],
+    )
+    sw = make(b, ["chain"])
+    for a, bb in ((10, 3), (200, 7), (255, 100)):
+        out = sw.process_packet(0, bytes([a, bb, 0, 0, 0, 0]))[0][1]
+        r = a + 6
+        assert out == bytes([r % 256, (bb + 1) % 256]) + r.to_bytes(4, "big")
+        assert sw.register_read("reg", bb) == a + 5
