@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 
 from p4.v1 import p4runtime_pb2
 
+from p4kit.switch.p4rt_thread import ServiceThread
+
 log = logging.getLogger("p4kit.switch.p4runtime")
 
 UNLIMITED_LIST_SIZE = 4096  # the list size used when max_list_size is 0 ("no limit")
@@ -119,13 +121,15 @@ class _DigestState:
 ConfigLookup = Callable[[int], p4runtime_pb2.DigestEntry.Config | None]
 
 
-class DigestBatcher:
+class DigestBatcher(ServiceThread):
     """Per-digest buffers and ack caches; `send(batch)` receives each finished list.
 
     `config_of(digest_id)` answers the digest's current DigestEntry.Config, or None when the digest is
     not configured; it is called with the batcher's lock held, so it must not block or take locks.
     `clock` is a monotonic ns clock (deadlines), `wall_clock` gives list timestamps.
     """
+
+    thread_name = "p4rt-digests"
 
     def __init__(
         self,
@@ -210,28 +214,8 @@ class DigestBatcher:
                     log.exception("sending digest list %d failed", batch.list_id)
         return due
 
-    def start(self) -> None:
-        """Start the background thread (idempotent)."""
-        with self._lock:
-            if self._thread is not None or self._closed:
-                return
-            self._thread = threading.Thread(target=self._run, daemon=True, name="p4rt-digests")
-            self._thread.start()
-
-    def close(self, timeout: float = 2.0) -> None:
-        """Stop the background thread; later digests are dropped."""
-        with self._lock:
-            self._closed = True
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-
-    @property
-    def running(self) -> bool:
-        """Whether the background thread is alive."""
-        thread = self._thread
-        return thread is not None and thread.is_alive()
+    def _wake_to_close(self) -> None:
+        self._cond.notify_all()  # after close, later digests are dropped
 
     def pending(self, digest_id: int) -> int:
         """Messages buffered for the digest (not yet in a list)."""

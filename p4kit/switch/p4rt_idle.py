@@ -43,6 +43,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from p4kit.switch.p4rt_thread import ServiceThread
+
 log = logging.getLogger("p4kit.switch.p4runtime")
 
 MIN_PERIOD_NS = 10_000_000  # 10 ms: never look more often than this
@@ -60,12 +62,14 @@ class _Armed:
     armed_ns: int  # clock ns the countdown runs from besides the last hit: INSERT / MODIFY / report
 
 
-class IdleWatcher:
+class IdleWatcher(ServiceThread):
     """Reports armed entries that stay idle; ``send(keys)`` receives the keys of one check.
 
     ``hit_ns(table, handle)`` answers the entry's last hit time on ``clock`` (ns), or None when the
     entry is gone. ``send`` is called with ``guard`` held and the watcher's own lock free.
     """
+
+    thread_name = "p4rt-idle"
 
     def __init__(
         self,
@@ -154,28 +158,8 @@ class IdleWatcher:
         return max(due, now + MIN_PERIOD_NS)
 
     # ------------------------------------------------------------------ the thread
-    def start(self) -> None:
-        """Start the background thread (idempotent)."""
-        with self._lock:
-            if self._thread is not None or self._closed:
-                return
-            self._thread = threading.Thread(target=self._run, daemon=True, name="p4rt-idle")
-            self._thread.start()
-
-    def close(self, timeout: float = 2.0) -> None:
-        """Stop the background thread."""
-        with self._lock:
-            self._closed = True
-            thread = self._thread
+    def _wake_to_close(self) -> None:
         self._wake.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-
-    @property
-    def running(self) -> bool:
-        """Whether the background thread is alive."""
-        thread = self._thread
-        return thread is not None and thread.is_alive()
 
     def _run(self) -> None:
         while True:
