@@ -669,9 +669,9 @@ class CodeGen:
             raise PipelineLoadError(f"unsupported primitive '{op}'")
 
     # ------------------------------------------------------------------ calculations
-    def concat(self, inputs: list[dict]) -> tuple[list[str], int, bool]:
-        """Python lines building ``_v`` = the inputs' bits concatenated, its width, and whether the
-        payload follows."""
+    def calc_parts(self, inputs: list[dict]) -> tuple[list[tuple[str, int]], bool]:
+        """(Python expression, width) of each bit-field of a calculation's inputs, and whether the
+        packet's payload follows them."""
         parts: list[tuple[str, int]] = []
         payload = False
         for x in inputs:
@@ -694,6 +694,12 @@ class CodeGen:
                 parts.append((f"(({code}) & {_mask(w)})", w))
             else:
                 raise PipelineLoadError(f"unsupported calculation input {x!r}")
+        return parts, payload
+
+    def concat(self, inputs: list[dict]) -> tuple[list[str], int, bool]:
+        """Python lines building ``_v`` = the inputs' bits concatenated, its width, and whether the
+        payload follows."""
+        parts, payload = self.calc_parts(inputs)
         total = sum(w for _, w in parts)
         terms = []
         shift = total
@@ -782,19 +788,7 @@ class CodeGen:
     def _emit_csum16_body(self, inputs: list[dict]) -> None:
         """Internet checksum without building the bit string: since 2**16 == 1 (mod 0xFFFF), the
         ones'-complement sum equals the sum of each field shifted by (its offset mod 16), mod 0xFFFF."""
-        parts: list[tuple[str, int]] = []
-        for x in inputs:
-            t = x.get("type")
-            if t == "field":
-                target, w, signed = self.field_lvalue(x)
-                parts.append((f"({target} & {_mask(w)})" if signed else target, w))
-            elif t == "hexstr":
-                w = int(x.get("bitwidth", 0)) or max(8, _hexint(x["value"]).bit_length())
-                parts.append((str(_hexint(x["value"]) & _mask(w)), w))
-            elif t == "header":
-                h = self.hdr(x["value"])
-                for i, f in enumerate(h.htype.fields):
-                    parts.append((f"H[{h.id}][{i + 1}]", f.width))
+        parts, _ = self.calc_parts(inputs)  # no payload here: calculations with one take _calc_slow
         total = sum(w for _, w in parts)
         shift = total + (-total) % 16
         terms = []
