@@ -407,13 +407,14 @@ class Engine:
         lines += [
             "    try:",
             # An acyclic parser (most) starts at its first state's function directly.
-            "        s = PARSE_START(P, H)" if ns.get("PARSE_START") else "        PARSE(P, H)",
-            "        while s is not None:" if ns.get("PARSE_START") else "",
-            "            s = s(P, H)" if ns.get("PARSE_START") else "",
+            *(
+                ["        s = PARSE_START(P, H)", "        while s is not None:", "            s = s(P, H)"]
+                if ns.get("PARSE_START")
+                else ["        PARSE(P, H)"]
+            ),
             "    except ParserError as exc:",
             "        sm[PE] = exc.code",
         ]
-        lines = [ln for ln in lines if ln]
         if ns.get("HAS_VERIFY"):
             lines.append("    VERIFY(P, H)")
         # The ingress control inline (its function body has no return statement).
