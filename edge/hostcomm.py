@@ -51,6 +51,11 @@ def connect(ip: str, port: int, timeout_s: float = 60.0) -> socket.socket:
     while True:
         try:
             sock = socket.create_connection((ip, port), timeout=timeout_s)
+            if sock.getsockname() == sock.getpeername():
+                # TCP simultaneous open: retrying towards a local port nobody listens on yet can make the
+                # kernel pick that very port as the source and connect the socket to itself
+                sock.close()
+                raise ConnectionRefusedError("connected to itself")
             sock.settimeout(timeout_s)
             tune(sock)
             return sock

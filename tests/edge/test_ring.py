@@ -22,20 +22,20 @@ def _run(fn, n: int, port: int, dtype) -> tuple[list[np.ndarray], list[np.ndarra
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 def test_ring_int32_is_exact_with_wraparound(n: int) -> None:
-    data, results = _run(ring_allreduce, n, 41000 + 10 * n, np.int32)
+    data, results = _run(ring_allreduce, n, 21000 + 10 * n, np.int32)
     expected = np.sum(np.array(data, dtype=np.int64), axis=0).astype(np.int32)  # wraps like int32
     for res in results:
         np.testing.assert_array_equal(res, expected)
 
 
 def test_ring_float32_close_to_numpy() -> None:
-    data, results = _run(ring_allreduce, 4, 41100, np.float32)
+    data, results = _run(ring_allreduce, 4, 21100, np.float32)
     for res in results:
         np.testing.assert_allclose(res, np.sum(data, axis=0), rtol=1e-5, atol=1e-5)
 
 
 def test_parameter_server_int32_is_exact() -> None:
-    data, results = _run(ps_allreduce, 4, 41200, np.int32)
+    data, results = _run(ps_allreduce, 4, 21200, np.int32)
     expected = np.sum(np.array(data, dtype=np.int64), axis=0).astype(np.int32)
     for res in results:
         np.testing.assert_array_equal(res, expected)
