@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
-from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4kit.switch.errors import SwitchError
@@ -42,6 +41,7 @@ from p4kit.switch.p4info_index import ControllerHeaderInfo, P4InfoIndex
 from p4kit.switch.p4rt_arbitration import Arbiter
 from p4kit.switch.p4rt_codec import P4RTError, decode, encode, invalid
 from p4kit.switch.p4rt_config import decode_device_config
+from p4kit.switch.p4rt_consistency import check_consistency
 from p4kit.switch.p4rt_digests import DigestBatch, DigestBatcher
 from p4kit.switch.p4rt_entities import EntityService, from_switch_error
 from p4kit.switch.p4rt_idle import IdleWatcher
@@ -137,6 +137,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._set_pipeline(request)
         except P4RTError as e:
             self._abort(context, e)
+        except Exception as e:  # a bug here must still answer with a status that says so
+            log.exception("SetForwardingPipelineConfig failed")
+            context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(e).__name__}: {e}")
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def _verify(self, config: p4runtime_pb2.ForwardingPipelineConfig, compile_json: bool = True) -> Pipeline:
@@ -146,7 +149,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         if not config.HasField("p4info") or config.p4info.ByteSize() == 0:
             raise invalid("the config has no P4Info")
         doc = decode_device_config(config.p4_device_config)
-        check_consistency(config.p4info, doc)
+        check_consistency(config.p4info, doc)  # also checks the JSON's shape
         if compile_json:
             try:
                 Switch(drop_port=self.switch.drop_port).load_pipeline(doc)
@@ -257,6 +260,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                     except P4RTError as e:
                         log.info("write failed: %s", e)
                         errors.append(e)
+                    except Exception as e:  # one bad update must not hide the others' statuses
+                        log.exception("write of one update failed")
+                        errors.append(P4RTError(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}"))
                 if any(u.entity.HasField("digest_entry") for u in request.updates):
                     self.digests.wake()  # deadlines follow the new config (or the digest is off)
         except P4RTError as e:
@@ -499,41 +505,6 @@ def unpack_header(header: ControllerHeaderInfo, data: bytes) -> list[p4runtime_p
         value = (number >> shift) & ((1 << f.bitwidth) - 1)
         out.append(p4runtime_pb2.PacketMetadata(metadata_id=f.id, value=encode(value)))
     return out
-
-
-def check_consistency(p4info: p4info_pb2.P4Info, doc: dict) -> None:
-    """Every table, action, counter, meter and register the P4Info names must exist in the BMv2 JSON
-    (P4Info names are the JSON names): catches a P4Info that belongs to another program."""
-    json_tables = {t["name"] for p in doc.get("pipelines", []) for t in p.get("tables", [])}
-    json_actions = {a["name"] for a in doc.get("actions", [])}
-    json_counters = {c["name"] for c in doc.get("counter_arrays", [])}
-    json_meters = {m["name"] for m in doc.get("meter_arrays", [])}
-    json_registers = {r["name"] for r in doc.get("register_arrays", [])}
-    checks = [
-        ("table", [t.preamble.name for t in p4info.tables], json_tables),
-        ("action", [a.preamble.name for a in p4info.actions], json_actions),
-        ("counter", [c.preamble.name for c in [*p4info.counters, *p4info.direct_counters]], json_counters),
-        ("meter", [m.preamble.name for m in [*p4info.meters, *p4info.direct_meters]], json_meters),
-        ("register", [r.preamble.name for r in p4info.registers], json_registers),
-    ]
-    for kind, names, present in checks:
-        missing = [n for n in names if n not in present]
-        if missing:
-            raise invalid(
-                f"P4Info {kind} {missing[0]!r} is not in the BMv2 JSON: P4Info and JSON do not match"
-            )
-    untimed = {
-        t["name"]
-        for p in doc.get("pipelines", [])
-        for t in p.get("tables", [])
-        if not t.get("support_timeout")
-    }
-    for t in p4info.tables:  # the dataplane stamps hits only where the JSON asks for it
-        if t.idle_timeout_behavior != p4info_pb2.Table.NO_TIMEOUT and t.preamble.name in untimed:
-            raise invalid(
-                f"P4Info table {t.preamble.name!r} has an idle timeout but its BMv2 JSON table has no "
-                "support_timeout: P4Info and JSON do not match"
-            )
 
 
 def reconcile_probes() -> list[p4runtime_pb2.Entity]:

@@ -22,6 +22,14 @@ PKT_RECIRC = 4
 PKT_REPLICATION = 5
 PKT_RESUBMIT = 6
 
+# Limits a JSON document must respect. p4c refuses types wider than 2048 bits ("Compiler only supports
+# widths up to 2048") and header stacks of more than 256 elements, so no program it compiles comes near
+# them; a document beyond them is refused at load instead of making every packet build huge integers.
+MAX_FIELD_WIDTH = 2048
+MAX_HEADER_BYTES = 65535  # a varbit header's max_length: more than any frame can hold
+MAX_STACK_SIZE = 256
+MAX_ARRAY_SIZE = 1 << 24  # cells of one register, counter or meter array (each is a Python object)
+
 # Default error codes (p4c's order for core.p4); programs override them through "errors".
 DEFAULT_ERRORS = {
     "NoError": 0,
@@ -233,6 +241,27 @@ class Program:
         return 1 if info is None else info.width
 
 
+def _width(v: Any, what: str, limit: int = MAX_FIELD_WIDTH) -> int:
+    """A bit width from the JSON: an integer from 0 to `limit`, or a clear PipelineLoadError."""
+    if isinstance(v, str) and v.strip().isdigit():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise PipelineLoadError(f"{what}: width must be an integer, got {v!r}")
+    if not 0 <= v <= limit:
+        raise PipelineLoadError(
+            f"{what}: width {v} is outside 0..{limit} (p4c's limit is {MAX_FIELD_WIDTH} bits)"
+        )
+    return v
+
+
+def _size(v: Any, what: str, limit: int = MAX_ARRAY_SIZE) -> int:
+    """An array or stack size from the JSON: 0..limit."""
+    n = _int(v)
+    if not 0 <= n <= limit:
+        raise PipelineLoadError(f"{what}: size {n} is outside 0..{limit}")
+    return n
+
+
 def _int(v: Any) -> int:
     if isinstance(v, bool):
         return int(v)
@@ -250,10 +279,14 @@ def _header_types(doc: dict) -> dict[str, HeaderType]:
         for f in ht.get("fields", []):
             name, width = f[0], f[1]
             signed = bool(f[2]) if len(f) > 2 else False
+            what = f"header type '{ht['name']}' field '{name}'"
             if width == "*":
-                fields.append(FieldInfo(name, 0, signed, _int(ht.get("max_length", 0) or 0) * 8))
+                max_len = _size(
+                    ht.get("max_length", 0) or 0, f"header type '{ht['name']}' max_length", MAX_HEADER_BYTES
+                )
+                fields.append(FieldInfo(name, 0, signed, max_len * 8))
             else:
-                fields.append(FieldInfo(name, int(width), signed))
+                fields.append(FieldInfo(name, _width(width, what), signed))
         fixed = sum(f.width for f in fields)
         for f in fields:  # max_length is the whole header's maximum, in bytes
             if f.width == 0 and f.varbit_max:
@@ -277,7 +310,7 @@ def load_program(doc: dict) -> Program:
         return _load(doc)
     except PipelineLoadError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise PipelineLoadError(f"malformed BMv2 JSON: {type(exc).__name__}: {exc}") from exc
 
 
@@ -296,6 +329,7 @@ def _load(doc: dict) -> Program:
     stacks: dict[str, StackInfo] = {}
     for s in doc.get("header_stacks", []):
         ids = [int(x) for x in s.get("header_ids", [])]
+        _size(len(ids), f"header stack '{s['name']}'", MAX_STACK_SIZE)
         stacks[s["name"]] = StackInfo(s["name"], int(s.get("id", len(stacks))), htypes[s["header_type"]], ids)
         for hid in ids:
             headers[hid].stack = s["name"]
@@ -314,7 +348,10 @@ def _load(doc: dict) -> Program:
         info = ActionInfo(
             a["name"],
             int(a["id"]),
-            [(p["name"], int(p["bitwidth"])) for p in a.get("runtime_data", [])],
+            [
+                (p["name"], _width(p["bitwidth"], f"action '{a['name']}' parameter '{p['name']}'"))
+                for p in a.get("runtime_data", [])
+            ],
             a.get("primitives", []),
         )
         actions_by_id[info.id] = info
@@ -357,7 +394,7 @@ def _load(doc: dict) -> Program:
             "counter",
             c["name"],
             int(c.get("id", 0)),
-            int(c.get("size", 0) or 0),
+            _size(c.get("size", 0) or 0, f"counter '{c['name']}'"),
             bool(c.get("is_direct", False)),
             c.get("binding"),
         )
@@ -366,7 +403,7 @@ def _load(doc: dict) -> Program:
             "meter",
             m["name"],
             int(m.get("id", 0)),
-            int(m.get("size", 0) or 0),
+            _size(m.get("size", 0) or 0, f"meter '{m['name']}'"),
             bool(m.get("is_direct", False)),
             m.get("binding"),
             meter_type=m.get("type", "packets"),
@@ -375,7 +412,11 @@ def _load(doc: dict) -> Program:
         )
     for r in doc.get("register_arrays", []):
         prog.registers[r["name"]] = ExternArray(
-            "register", r["name"], int(r.get("id", 0)), int(r.get("size", 0)), bitwidth=int(r["bitwidth"])
+            "register",
+            r["name"],
+            int(r.get("id", 0)),
+            _size(r.get("size", 0), f"register '{r['name']}'"),
+            bitwidth=_width(r["bitwidth"], f"register '{r['name']}'"),
         )
     return prog
 
