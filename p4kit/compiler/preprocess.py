@@ -57,8 +57,27 @@ def preprocess(
     for inc in include_dirs or []:
         cmd.append(f"-I{inc}")
     cmd += [f"-I{INCLUDE_DIR}", str(path)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True)
     if proc.returncode != 0:
-        msg = proc.stderr.strip() or f"the C preprocessor failed with status {proc.returncode}"
+        err = proc.stderr.decode("utf-8", errors="replace").strip()
+        msg = err or f"the C preprocessor failed with status {proc.returncode}"
         raise CompileError(f"preprocessing failed:\n{msg}")
-    return SourceMap.from_preprocessed(proc.stdout, default_file=str(path))
+    return _source_map(proc.stdout, str(path))
+
+
+def _source_map(output: bytes, default_file: str) -> SourceMap:
+    """The preprocessed text; a byte that is not UTF-8 outside comments (which the preprocessor
+    drops) is a user error at its place in the original file, as p4c's lexer reports it."""
+    try:
+        return SourceMap.from_preprocessed(output.decode("utf-8"), default_file=default_file)
+    except UnicodeDecodeError as e:
+        bad = e.start
+    text = output.decode("utf-8", errors="surrogateescape")
+    smap = SourceMap.from_preprocessed(text, default_file=default_file)
+    before = output[:bad]
+    line = before.count(b"\n") + 1
+    col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", errors="replace")) + 1
+    raise CompileError(
+        f"invalid byte 0x{output[bad]:02x}: source files must be UTF-8 (or ASCII) text",
+        smap.locate(line, col),
+    )

@@ -25,8 +25,22 @@ _HEADER_METHODS = {"isValid", "setValid", "setInvalid"}
 _SIZE_METHODS = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
 
 
+# p4c's own limits (DefaultP4CConfiguration): no bit<N>/int<N>/varbit<N> wider than 2048 bits and no
+# header stack of more than 256 elements. Without them `bit<2147483648>` wrote a 1.6 GB JSON.
+MAX_WIDTH = 2048
+MAX_STACK_SIZE = 256
+# an unsized `int` shift folds to a number of this many bits at most (p4c folds with a bounded width too)
+MAX_INT_SHIFT = 1 << 16
+
+
 def _err(msg: str, node: Any) -> CompileError:
     return CompileError(msg, getattr(node, "loc", None))
+
+
+def check_width(width: int, text: str, node: Any) -> None:
+    """p4c's message for a type wider than it supports; `text` is the type as written (bit<4096>)."""
+    if width > MAX_WIDTH:
+        raise _err(f"{text}: the compiler only supports widths up to {MAX_WIDTH} (as p4c)", node)
 
 
 class CheckerState:

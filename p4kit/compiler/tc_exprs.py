@@ -30,8 +30,10 @@ from p4kit.compiler.tc_common import (
     _STATE,
     _STRING,
     _VOID,
+    MAX_INT_SHIFT,
     CheckerState,
     _err,
+    check_width,
 )
 
 
@@ -54,6 +56,7 @@ class ExprsMixin(CheckerState):
         if e.width is not None:
             if e.width <= 0 and not (e.width == 0 and not e.signed):
                 raise _err(f"invalid width {e.width} in integer literal", e)
+            check_width(e.width, f"{e.width}{'s' if e.signed else 'w'}{e.value}", e)
             t = T.BitsType(e.width, e.signed)
             v = wrap(e.value, t)
             if v != e.value and not (e.signed and e.value < 0):
@@ -404,6 +407,16 @@ class ExprsMixin(CheckerState):
                 raise _err(f"the shift amount of '{op}' must be an integer, not {rt}", e.right)
             if isinstance(ru, T.IntType) and isinstance(e.right.const_value, int) and e.right.const_value < 0:
                 raise _err("a shift amount must not be negative", e.right)
+            amount = e.right.const_value
+            if (
+                op == "<<"
+                and isinstance(lu, T.IntType)
+                and isinstance(amount, int)
+                and amount > MAX_INT_SHIFT
+            ):
+                raise _err(
+                    f"shift amount {amount} is too large for an int value (at most {MAX_INT_SHIFT})", e.right
+                )
             if isinstance(lu, T.IntType) and e.right.const_value is None:
                 raise _err(
                     f"'{op}' of an int value by a non-constant amount needs a width; cast the left operand", e
@@ -428,6 +441,7 @@ class ExprsMixin(CheckerState):
                     raise _err(f"'++' needs bit<W> or int<W> operands, not {st}", side)
             assert isinstance(lu, T.BitsType) and isinstance(ru, T.BitsType)
             t = T.BitsType(lu.width + ru.width, lu.signed)
+            check_width(t.width, f"'++' of bit<{lu.width}> and bit<{ru.width}>", e)
             lv, rv = e.left.const_value, e.right.const_value
             if isinstance(lv, int) and isinstance(rv, int):
                 e.const_value = fold_concat(lv, lu.width, rv, ru.width, lu.signed)

@@ -14,8 +14,10 @@ from p4kit.compiler.tc_common import (
     _INT,
     _STRING,
     _VOID,
+    MAX_STACK_SIZE,
     CheckerState,
     _err,
+    check_width,
 )
 
 
@@ -53,11 +55,13 @@ class TypesMixin(CheckerState):
             w = self.const_int(ref.width, scope, "a width")
             if w <= 0 and not (w == 0 and not ref.signed):
                 raise _err(f"invalid width {w} for {'int' if ref.signed else 'bit'}<>", ref)
+            check_width(w, f"{'int' if ref.signed else 'bit'}<{w}>", ref)
             return T.BitsType(w, ref.signed)
         if isinstance(ref, ast.VarbitTypeRef):
             w = self.const_int(ref.width, scope, "a width")
             if w <= 0:
                 raise _err(f"invalid width {w} for varbit<>", ref)
+            check_width(w, f"varbit<{w}>", ref)
             return T.VarbitType(w)
         if isinstance(ref, ast.PrimTypeRef):
             n = ref.name
@@ -89,6 +93,8 @@ class TypesMixin(CheckerState):
             size = self.const_int(ref.size, scope, "a header stack size")
             if size <= 0:
                 raise _err(f"header stack size must be positive, not {size}", ref)
+            if size > MAX_STACK_SIZE:
+                raise _err(f"header stack size {size} is too large: at most {MAX_STACK_SIZE} (as p4c)", ref)
             if not isinstance(elem, (T.HeaderType, T.HeaderUnionType, T.TypeVar)):
                 raise _err(f"header stacks must contain headers or header unions, not {elem}", ref)
             return T.HeaderStackType(elem, size)
