@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from controller.service.auth import load_admin_token
+from controller.service.bodylimit import DEFAULT_MAX_BODY
+from controller.service.quotas import DEFAULT_JOBS, DEFAULT_ROUNDS, DEFAULT_SLOTS, Quotas
 from controller.service.switches import SwitchPool, load_pipeline
 from controller.service.topology import Topology
 
@@ -44,7 +46,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--monitor-interval", type=float, default=2.0, help="seconds between switch checks (0: off)"
     )
+    q = p.add_argument_group("limits")
+    q.add_argument(
+        "--quota-jobs", type=_positive, default=DEFAULT_JOBS, help=f"jobs per tenant (default {DEFAULT_JOBS})"
+    )
+    q.add_argument(
+        "--quota-slots",
+        type=_positive,
+        default=DEFAULT_SLOTS,
+        help=f"slots per tenant over all its switches and rounds (default {DEFAULT_SLOTS})",
+    )
+    q.add_argument(
+        "--quota-rounds",
+        type=_positive,
+        default=DEFAULT_ROUNDS,
+        help=f"rounds per job's schedule (default {DEFAULT_ROUNDS})",
+    )
+    q.add_argument(
+        "--max-body",
+        type=_positive,
+        default=DEFAULT_MAX_BODY,
+        help=f"largest request body in bytes (default {DEFAULT_MAX_BODY}); larger ones get 413",
+    )
     return p
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"want 1 or more, got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     if host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("the REST API listens on %s, not only loopback: protect the tokens", host)
     store = Store(args.db)
-    manager = JobManager(topology, SwitchPool(topology, pipeline), store, token)
+    quotas = Quotas(args.quota_jobs, args.quota_slots, args.quota_rounds)
+    manager = JobManager(topology, SwitchPool(topology, pipeline), store, token, quotas=quotas)
     report = manager.start(monitor_interval_s=args.monitor_interval or None)
     log.info(
         "reconciled %d switch(es): %d inserted, %d deleted; %d job(s) in the store",
@@ -79,7 +114,13 @@ def main(argv: list[str] | None = None) -> int:
         len(store.jobs()),
     )
     try:
-        uvicorn.run(create_app(manager), host=host, port=port, log_level="info", access_log=True)
+        uvicorn.run(
+            create_app(manager, max_body=args.max_body),
+            host=host,
+            port=port,
+            log_level="info",
+            access_log=True,
+        )
     finally:
         manager.close()
         store.close()

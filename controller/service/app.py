@@ -2,32 +2,63 @@
 
 Every route authenticates (Authorization: Bearer <token>), turns the body into the core's types and
 maps the core's errors to status codes with one handler, so the rules live in one place: the manager.
+Every error, the framework's own included (unknown path, wrong method, a body over the size limit), is
+`{"error": "<sentence>"}` with a 4xx/5xx status, and each route's OpenAPI entry lists the ones it gives.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import copy
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Path, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from controller.service.access import admin_only
 from controller.service.auth import Principal
+from controller.service.bodylimit import DEFAULT_MAX_BODY, BodyLimit
 from controller.service.errors import ServiceError
 from controller.service.manager import JobManager
-from controller.service.models import JobCreate, ScheduleReplace, TenantCreate, schedule_spec
+from controller.service.models import (
+    ErrorBody,
+    JobCreate,
+    ScheduleReplace,
+    TenantCreate,
+    job_example,
+    schedule_spec,
+)
+from edge.protocol import MAX_TENANT
 
 DESCRIPTION = """In-network aggregation jobs on the WAN's P4 switches.
 
 The admin (token from `TRIBUTARY_ADMIN_TOKEN` or the run's token file) creates tenants; each tenant gets
 a bearer token once and sees only its own jobs. A job is a set of worker hosts and a strategy; the
 controller plans its reduction trees (per round for rotating schedules), allocates slots and multicast
-groups on every switch, and installs them over P4Runtime, all or nothing. See docs/api.md.
+groups on every switch, and installs them over P4Runtime, all or nothing. Tenants have quotas (jobs,
+slots, rounds per job). Every error is `{"error": "..."}`. See docs/api.md.
 """
 
 bearer = HTTPBearer(auto_error=False, description="a tenant's token, or the admin token")
+
+_WHY = {
+    401: "no bearer token, or an unknown one",
+    403: "not allowed for this caller, or over the tenant's quota",
+    404: "no such job or tenant (another tenant's job is a 404 too)",
+    409: "the switches lack room (cells, groups, ids), a name in use, or the job is being changed",
+    413: "the request body is larger than the service accepts",
+    422: "a malformed body or parameter, or a job that cannot be built (unknown host, bad schedule)",
+    503: "a switch the request needs does not answer; nothing of the request stays installed",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for the error statuses a route gives (401 and 422 on every route)."""
+    return {c: {"model": ErrorBody, "description": _WHY[c]} for c in sorted({401, 413, 422, *codes})}
 
 
 def _error_message(exc: RequestValidationError) -> str:
@@ -52,11 +83,14 @@ def principal(
 
 # module level: with postponed annotations FastAPI resolves these names in the module's globals
 Caller = Annotated[Principal, Depends(principal)]
+JobId = Annotated[int, Path(ge=1, le=MAX_TENANT, description=f"a job id, 1..{MAX_TENANT}")]
+TenantId = Annotated[str, Path(min_length=1, max_length=64, description="the tenant's name")]
 
 
-def create_app(manager: JobManager) -> FastAPI:
-    app = FastAPI(title="Tributary controller", version="1", description=DESCRIPTION)
+def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+    app = FastAPI(title="Tributary controller", version="2", description=DESCRIPTION)
     app.state.manager = manager
+    app.add_middleware(BodyLimit, max_bytes=max_body)
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
@@ -68,77 +102,149 @@ def create_app(manager: JobManager) -> FastAPI:
         detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         return JSONResponse({"error": _error_message(exc), "detail": detail}, status_code=422)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
     @app.get("/health", tags=["service"], summary="liveness (no token needed)")
     def health() -> dict:
         return {"ok": True}
 
-    @app.get("/topology", tags=["network"], summary="sites, hosts and links with RTT and rate")
+    @app.get(
+        "/topology", tags=["network"], summary="sites, hosts and links with RTT and rate", responses=errors()
+    )
     def topology(_who: Caller) -> dict:
         return manager.topology_view()
 
-    @app.get("/switches", tags=["network"], summary="each switch: reachable, pipeline loaded, entries")
-    def switches(_who: Caller) -> list[dict]:
-        return manager.switches_view()
+    @app.get(
+        "/switches",
+        tags=["network"],
+        summary="each switch: reachable, pipeline loaded, in sync (the admin: entries and counters too)",
+        responses=errors(),
+    )
+    def switches(who: Caller) -> list[dict]:
+        return manager.switches_view(who)
 
     @app.post(
         "/tenants",
         status_code=201,
         tags=["tenants"],
         summary="create a tenant (admin); its token is shown once",
+        responses=errors(403, 409),
     )
     def create_tenant(body: TenantCreate, who: Caller, response: Response) -> dict:
         view, token = manager.create_tenant(who, body.name)
         response.headers["Location"] = f"/tenants/{view['id']}"
         return {**view, "token": token}
 
-    @app.get("/tenants", tags=["tenants"], summary="list tenants (admin)")
+    @app.get("/tenants", tags=["tenants"], summary="list tenants (admin)", responses=errors(403))
     def list_tenants(who: Caller) -> list[dict]:
         return manager.list_tenants(who)
 
-    @app.delete("/tenants/{tenant_id}", tags=["tenants"], summary="delete a tenant and all its jobs (admin)")
-    def delete_tenant(tenant_id: str, who: Caller) -> dict:
+    @app.delete(
+        "/tenants/{tenant_id}",
+        tags=["tenants"],
+        summary="delete a tenant and all its jobs (admin)",
+        responses=errors(403, 404, 409),
+    )
+    def delete_tenant(tenant_id: TenantId, who: Caller) -> dict:
         return {"id": tenant_id, "deleted": True, "jobs_removed": manager.delete_tenant(who, tenant_id)}
 
-    @app.post("/jobs", status_code=201, tags=["jobs"], summary="plan, allocate and install a job")
+    @app.post(
+        "/jobs",
+        status_code=201,
+        tags=["jobs"],
+        summary="plan, allocate and install a job",
+        responses=errors(403, 409, 503),
+    )
     async def create_job(body: JobCreate, who: Caller, response: Response) -> dict:
         view = await run_in_threadpool(manager.create_job, who, body.to_spec())
         response.headers["Location"] = f"/jobs/{view['id']}"
         return view
 
-    @app.get("/jobs", tags=["jobs"], summary="your jobs (the admin sees all)")
+    @app.get("/jobs", tags=["jobs"], summary="your jobs (the admin sees all)", responses=errors())
     def list_jobs(who: Caller) -> list[dict]:
         return manager.list_jobs(who)
 
-    @app.get("/jobs/{job_id}", tags=["jobs"], summary="a job: trees per round, slots, groups, counters")
-    def get_job(job_id: int, who: Caller, counters: bool = True) -> dict:
+    @app.get(
+        "/jobs/{job_id}",
+        tags=["jobs"],
+        summary="a job: state, trees per round, slots, groups, workers' parameters, counters",
+        responses=errors(404),
+    )
+    def get_job(job_id: JobId, who: Caller, counters: bool = True) -> dict:
         return manager.get_job(who, job_id, counters)
 
-    @app.delete("/jobs/{job_id}", tags=["jobs"], summary="remove every entry of the job from the switches")
-    def delete_job(job_id: int, who: Caller) -> dict:
+    @app.delete(
+        "/jobs/{job_id}",
+        tags=["jobs"],
+        summary="remove every entry of the job from the switches",
+        responses=errors(404, 409),
+    )
+    def delete_job(job_id: JobId, who: Caller) -> dict:
         return manager.delete_job(who, job_id)
 
     @app.put(
-        "/jobs/{job_id}/schedule", tags=["jobs"], summary="replace the schedule without stopping the job"
+        "/jobs/{job_id}/schedule",
+        tags=["jobs"],
+        summary="replace the schedule without stopping the job",
+        responses=errors(403, 404, 409, 503),
     )
-    def replace_schedule(job_id: int, body: ScheduleReplace, who: Caller) -> dict:
-        return manager.replace_schedule(who, job_id, schedule_spec(body.schedule), body.drain_s)
+    async def replace_schedule(job_id: JobId, body: ScheduleReplace, who: Caller) -> dict:
+        return await run_in_threadpool(
+            manager.replace_schedule, who, job_id, schedule_spec(body.schedule), body.drain_s
+        )
 
     @app.post(
-        "/jobs/{job_id}/reset", tags=["jobs"], summary="zero the job's cells (workers restart at chunk 0)"
+        "/jobs/{job_id}/reset",
+        tags=["jobs"],
+        summary="zero the job's cells (workers restart at chunk 0)",
+        responses=errors(404, 409, 503),
     )
-    def reset_job(job_id: int, who: Caller) -> dict:
+    def reset_job(job_id: JobId, who: Caller) -> dict:
         return manager.reset_cells(who, job_id)
 
-    @app.post("/reconcile", tags=["service"], summary="compare every switch with the jobs and repair (admin)")
+    @app.post(
+        "/reconcile",
+        tags=["service"],
+        summary="compare every switch with the jobs and repair (admin)",
+        responses=errors(403),
+    )
     def reconcile(who: Caller) -> dict:
-        if not who.is_admin:
-            from controller.service.errors import Forbidden
-
-            raise Forbidden("only the admin reconciles")
+        admin_only(who, "reconciles")
         return manager.reconcile().switches
 
-    @app.get("/metrics", tags=["service"], summary="Prometheus text format", response_class=PlainTextResponse)
-    def metrics(_who: Caller) -> str:
-        return manager.metrics()
+    @app.get("/quotas", tags=["service"], summary="the per-tenant limits", responses=errors())
+    def quotas(_who: Caller) -> dict:
+        return manager.quotas()
 
+    @app.get(
+        "/metrics",
+        tags=["service"],
+        summary="Prometheus text format (a tenant: its own jobs only)",
+        response_class=PlainTextResponse,
+        responses=errors(),
+    )
+    def metrics(who: Caller) -> str:
+        return manager.metrics(who)
+
+    def openapi() -> dict:
+        """The generated schema, with a POST /jobs example made of this network's own worker hosts."""
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes
+            )
+            firsts = [
+                next(h.name for h in sw.hosts if h.role == "worker")
+                for sw in manager.topology.fabric.switches
+                if any(h.role == "worker" for h in sw.hosts)
+            ]
+            example = job_example(firsts)
+            job = schema["components"]["schemas"]["JobCreate"]
+            job["examples"] = [example]
+            job["properties"]["workers"]["examples"] = [copy.deepcopy(example["workers"])]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

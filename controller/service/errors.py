@@ -41,3 +41,15 @@ class Unavailable(ServiceError):
     """A switch the job needs does not answer; nothing of the job was left installed."""
 
     status = 503
+
+
+class QuotaExceeded(ServiceError):
+    """The tenant's quota (jobs, slots or rounds) does not leave room for the request."""
+
+    status = 403
+
+
+class TooLarge(ServiceError):
+    """The request body is larger than the service accepts."""
+
+    status = 413

@@ -102,3 +102,15 @@ def schedule_spec(s: AutoSchedule | ExplicitSchedule) -> ScheduleSpec:
     if isinstance(s, ExplicitSchedule):
         return ScheduleSpec("explicit", rounds=[[list(c) for c in rnd] for rnd in s.rounds])
     return ScheduleSpec("auto", memory=s.memory, size=s.size, bandwidth=s.bandwidth, families=s.families)
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: a sentence, and for a malformed request pydantic's list of what is wrong."""
+
+    error: str = Field(description="what went wrong and, where it helps, what to change")
+    detail: list[dict] | None = Field(None, description="for 422 on a malformed body: each problem found")
+
+
+def job_example(first_workers: list[str]) -> dict:
+    """A POST /jobs body this network accepts, from the first worker host of each site."""
+    return {"name": "resnet", "workers": first_workers[:3], "strategy": "core-tree", "slots": 64}

@@ -102,6 +102,7 @@ class WorkerPlan:
     udp_port: int  # where results come back
     rounds: dict[int, int]  # data-plane round -> workers in its clique (rounds it sits out are absent)
     rto_s: dict[int, float]
+    path_rtt_s: dict[int, float] = field(default_factory=dict)  # round -> its tree's slowest path RTT
 
 
 @dataclass
@@ -151,6 +152,7 @@ class Plan:
                 w["udp_port"],
                 {int(k): int(v) for k, v in w["rounds"].items()},
                 {int(k): float(v) for k, v in w["rto_s"].items()},
+                {int(k): float(v) for k, v in w.get("path_rtt_s", {}).items()},  # absent in old rows
             )
         return cls(
             doc["job"],
@@ -386,6 +388,7 @@ def _merge(
             w = plan.workers[host] = WorkerPlan(host, a.switch, site.inc_ip, worker_port(plan.job), {}, {})
         w.rounds[number] = a.clique_size[0]
         w.rto_s[number] = a.rto_s[0]
+        w.path_rtt_s[number] = a.path_rtt_s[0]
 
 
 def allocation_rows(plan: Plan) -> list[tuple[str, int, int, int, int]]:

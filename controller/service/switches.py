@@ -54,6 +54,7 @@ class SwitchStatus:
     pipeline_loaded: bool = False
     last_error: str = ""
     reprovisioned: int = 0  # how often the service found it without a pipeline and pushed one
+    in_sync: bool = False  # the last reconcile left it holding every entry the store asks for
     checked_at: float = 0.0
 
 
@@ -84,14 +85,15 @@ class SwitchPool:
                 self.conns.pop(name, None)
             sw = self.topology.fabric.switch(name)
             if not _listening(sw.grpc_addr):  # fail fast: a gRPC connect would wait the whole timeout
-                st.reachable, st.pipeline_loaded = False, False
+                st.reachable, st.pipeline_loaded, st.in_sync = False, False, False
                 st.last_error = f"{name}: nothing listens at {sw.grpc_addr}"
                 return None
             conn = SwitchConnection(name, sw.grpc_addr, sw.device_id, self.election_id, self.timeout)
             try:
                 conn.connect()
             except P4RuntimeError as exc:
-                st.reachable, st.pipeline_loaded, st.last_error = False, False, str(exc)
+                st.reachable, st.pipeline_loaded, st.in_sync = False, False, False
+                st.last_error = str(exc)
                 return None
             self.conns[name] = conn
             st.reachable, st.last_error = True, ""
@@ -118,14 +120,16 @@ class SwitchPool:
     def mark_down(self, name: str, why: str) -> None:
         with self._lock:
             st = self.status[name]
-            st.reachable, st.pipeline_loaded, st.last_error = False, False, why
+            st.reachable, st.pipeline_loaded, st.in_sync, st.last_error = False, False, False, why
             conn = self.conns.pop(name, None)
         if conn is not None:
             conn.close()
 
-    def note(self, name: str, pipeline_loaded: bool) -> None:
+    def note(self, name: str, pipeline_loaded: bool, in_sync: bool | None = None) -> None:
         st = self.status[name]
         st.pipeline_loaded = pipeline_loaded
+        if in_sync is not None:
+            st.in_sync = in_sync
         st.checked_at = time.time()
 
     def close(self) -> None:

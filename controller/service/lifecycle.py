@@ -1,0 +1,254 @@
+"""A job's life: planned, allocated and recorded under the lock, written to the switches outside it,
+then switched on in the store; deleted, reset and given a new schedule the same way.
+
+Invariants kept:
+- a job in the store in state `active` has all its entries on every reachable switch (reconcile
+  repairs what a restarted switch lost);
+- a failed installation leaves nothing: the writer undoes its own writes, the allocation is released,
+  and the job row (written first, as `installing`) is deleted; a controller that dies in between finds
+  the `installing` row on restart and removes the job;
+- a schedule replacement installs the new rounds (at new round numbers) before the store switches to
+  the new plan, and removes the old rounds only after;
+- a job being written (`installing`, `replacing`) cannot be deleted or replaced until the write ends
+  (409), and its entries are in `state.in_flight` meanwhile, so reconcile leaves them alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from controller.service import quotas
+from controller.service.access import visible_job
+from controller.service.auth import Principal
+from controller.service.entities import ApplyError, Item, Writer, job_items, resets_for
+from controller.service.errors import BadRequest, Conflict, Forbidden, Unavailable
+from controller.service.plans import (
+    JobSpec,
+    Plan,
+    ScheduleChoice,
+    ScheduleSpec,
+    allocation_rows,
+    build_plan,
+    check_workers,
+    choose_schedule,
+    next_round_base,
+)
+from controller.service.state import ServiceState
+from controller.service.store import AllocationRow, JobRow
+from edge.protocol import MAX_TENANT
+
+log = logging.getLogger("tributary.controller")
+
+
+class Jobs:
+    def __init__(self, state: ServiceState) -> None:
+        self.state = state
+
+    # --- create -----------------------------------------------------------------------------------
+
+    def create(
+        self, principal: Principal, spec: JobSpec, progress: Callable[[str], None] | None = None
+    ) -> JobRow:
+        if principal.is_admin:
+            raise Forbidden("jobs belong to tenants: create a tenant (POST /tenants) and use its token")
+        st, tenant = self.state, principal.tenant or ""
+        quotas.check_job_count(st.quotas, tenant, st.store.jobs(tenant))
+        self._check_requested_rounds(spec)
+        by_site = check_workers(st.topology, spec.workers)
+        sites = [s for s in st.topology.sites if s in by_site]
+        if not spec.name:
+            spec.name = f"{spec.strategy}-{len(spec.workers)}w"
+        choice = choose_schedule(st.topology, spec, sites, progress)  # the optimiser: outside the lock
+        quotas.check_rounds(st.quotas, len(choice.rounds))
+        with st.lock:
+            mine = st.store.jobs(tenant)
+            quotas.check_job_count(st.quotas, tenant, mine)
+            job_id = st.store.next_job_id(MAX_TENANT)
+            if job_id is None:
+                raise Conflict(f"all {MAX_TENANT} job ids are in use")
+            plan = build_plan(st.topology, st.allocator, job_id, spec, choice)
+            try:
+                quotas.check_slots(st.quotas, tenant, quotas.tenant_slots(mine), plan)
+            except BaseException:
+                self._release(plan)
+                raise
+            now = time.time()
+            row = JobRow(job_id, tenant, spec.name, "installing", spec.to_json(), plan.to_json(), now, now)
+            st.store.add_job(row, _alloc_rows(plan))
+            items = job_items(st.index, plan)
+            ticket = st.hold(items)
+        try:
+            self._write(plan, items)
+        except BaseException:
+            with st.lock:
+                self._release(plan)
+                st.store.delete_job(job_id)
+            st.release_hold(ticket)
+            raise
+        with st.lock:
+            st.store.update_job(job_id, state="active")
+        st.release_hold(ticket)
+        log.info("job %d of %s installed: %d round(s)", job_id, tenant, len(plan.rounds))
+        return visible_job(st.store, principal, job_id)
+
+    def _check_requested_rounds(self, spec: JobSpec) -> None:
+        """An explicit schedule over the quota is refused before any site of it is looked at."""
+        if spec.schedule is not None and spec.schedule.mode == "explicit":
+            quotas.check_rounds(self.state.quotas, len(spec.schedule.rounds or []))
+
+    def _write(self, plan: Plan, items: list[Item]) -> None:
+        if not plan.switch_rounds:
+            return
+        self.need_switches({sr.switch for sr in plan.switch_rounds})
+        try:
+            Writer(self.state.pool.live()).insert(items, resets_for(self.state.index, plan.switch_rounds))
+        except ApplyError as exc:
+            raise Unavailable(
+                f"installation failed and was rolled back, nothing of the job stays: {exc}"
+            ) from None
+
+    # --- delete and reset ----------------------------------------------------------------------------
+
+    def delete(self, principal: Principal, job_id: int) -> list[str]:
+        st = self.state
+        visible_job(st.store, principal, job_id)
+        with st.lock:
+            job = visible_job(st.store, principal, job_id)
+            _not_busy(job)
+            return self.forget(job)
+
+    def reset(self, principal: Principal, job_id: int) -> int:
+        """Zero the job's cells on every switch: for workers that start numbering chunks from 0 again
+        (a cell that already saw chunk k would take chunk k again for a retransmission, or drop it).
+        Returns the cells reset."""
+        st = self.state
+        with st.lock:
+            job = visible_job(st.store, principal, job_id)
+            _not_busy(job)
+            plan = Plan.from_json(job.plan)
+            self.need_switches({sr.switch for sr in plan.switch_rounds})
+            try:
+                Writer(st.pool.live()).insert([], resets_for(st.index, plan.switch_rounds))
+            except ApplyError as exc:
+                raise Unavailable(f"resetting the cells failed: {exc}") from None
+        return sum(sr.cells.cells for sr in plan.switch_rounds)
+
+    # --- replace the schedule ------------------------------------------------------------------------
+
+    def replace_schedule(
+        self, principal: Principal, job_id: int, schedule: ScheduleSpec, drain_s: float = 0.0
+    ) -> list[str]:
+        """New rounds first (at fresh round numbers), then the store, then the old rounds go (after
+        `drain_s` seconds, so that workers still in an old round can finish it). Returns warnings."""
+        st = self.state
+        job = visible_job(st.store, principal, job_id)
+        spec = JobSpec.from_json(job.spec)
+        if spec.strategy != "core-cliques":
+            raise BadRequest(f"job {job_id} uses {spec.strategy}: only core-cliques jobs have a schedule")
+        spec.schedule = schedule
+        self._check_requested_rounds(spec)
+        by_site = check_workers(st.topology, spec.workers)
+        sites = [s for s in st.topology.sites if s in by_site]
+        choice: ScheduleChoice = choose_schedule(st.topology, spec, sites)
+        quotas.check_rounds(st.quotas, len(choice.rounds))
+        with st.lock:
+            job = visible_job(st.store, principal, job_id)
+            _not_busy(job)
+            old = Plan.from_json(job.plan)
+            base = next_round_base(old, len(choice.rounds))
+            new = build_plan(st.topology, st.allocator, job_id, spec, choice, round_base=base)
+            try:
+                held = quotas.tenant_slots(st.store.jobs(job.tenant))
+                quotas.check_slots(st.quotas, job.tenant, held, new, replacing=old)
+            except BaseException:
+                self._release(new)
+                raise
+            old_items = job_items(st.index, old)
+            new_items = job_items(st.index, new)
+            old_keys = {(i.switch, i.key) for i in old_items}
+            fresh = [i for i in new_items if (i.switch, i.key) not in old_keys]
+            st.store.update_job(job_id, state="replacing")
+            ticket = st.hold(new_items)
+        try:
+            self.need_switches({sr.switch for sr in new.switch_rounds})
+            Writer(st.pool.live()).insert(fresh, resets_for(st.index, new.switch_rounds))
+        except BaseException as exc:
+            with st.lock:
+                self._release(new)
+                st.store.update_job(job_id, state="active")
+            st.release_hold(ticket)
+            if isinstance(exc, ApplyError):
+                raise Unavailable(
+                    f"the new schedule could not be installed (the old one runs on): {exc}"
+                ) from None
+            raise
+        new_keys = {(i.switch, i.key) for i in new_items}
+        stale = [i for i in old_items if (i.switch, i.key) not in new_keys]
+        with st.lock:
+            st.store.update_job(
+                job_id, state="active", spec=spec.to_json(), plan=new.to_json(), allocations=_alloc_rows(new)
+            )
+            draining = st.hold(stale)  # reconcile leaves the old rounds to the drain
+        st.release_hold(ticket)
+        log.info(
+            "job %d: schedule replaced, rounds %s -> %s", job_id, old.round_numbers(), new.round_numbers()
+        )
+        if drain_s > 0:
+            timer = threading.Timer(drain_s, self._retire, args=(old, stale, draining))
+            timer.daemon = True
+            timer.start()
+            return []
+        return self._retire(old, stale, draining)
+
+    def _retire(self, old: Plan, stale: list[Item], ticket: int) -> list[str]:
+        """Remove a replaced schedule's entries and free its resources. (Should the controller stop
+        before a delayed retirement, the entries belong to no job and reconcile removes them.)"""
+        st = self.state
+        with st.lock:
+            errors = Writer(st.pool.live()).delete(stale)
+            self._release(old)
+            st.in_flight.pop(ticket, None)
+        return errors
+
+    # --- shared -----------------------------------------------------------------------------------------
+
+    def need_switches(self, names: set[str]) -> None:
+        pool = self.state.pool
+        unknown = sorted(n for n in names if n not in pool.status)
+        if unknown:
+            raise Unavailable(f"switch(es) {', '.join(unknown)} are not part of this network")
+        down = sorted(n for n in names if pool.connect(n) is None)
+        if down:
+            why = "; ".join(pool.status[n].last_error for n in down)
+            raise Unavailable(f"switch(es) {', '.join(down)} unreachable: {why}")
+
+    def _release(self, plan: Plan) -> None:
+        for rp in plan.rounds:
+            for c in range(len(rp.cliques)):
+                self.state.allocator.release((plan.job, rp.round, c))
+
+    def forget(self, job: JobRow) -> list[str]:
+        """Remove a job's entries (best effort: a down switch loses them anyway), resources and row.
+        Call with the lock held."""
+        st = self.state
+        st.store.update_job(job.id, state="removing")
+        plan = Plan.from_json(job.plan)
+        errors = Writer(st.pool.live()).delete(
+            [i for i in job_items(st.index, plan) if i.switch in st.pool.status]
+        )
+        self._release(plan)
+        st.store.delete_job(job.id)
+        log.info("job %d removed", job.id)
+        return errors
+
+
+def _not_busy(job: JobRow) -> None:
+    if job.state in ("installing", "replacing", "removing"):
+        raise Conflict(f"job {job.id} is {job.state}: try again when that is done")
+
+
+def _alloc_rows(plan: Plan) -> list[AllocationRow]:
+    return [AllocationRow(plan.job, *row) for row in allocation_rows(plan)]

@@ -1,0 +1,239 @@
+"""What the API shows: jobs (with the state the switches give them), switches, the topology.
+
+A job stored as `active` reads as `degraded` while any switch of its trees is down or not yet given its
+entries back (a killed switch, until the run's keeper restarts it and reconcile re-installs the job):
+`degraded_switches` says which. Switch views are scoped: the admin sees every table's entry count and
+the switch-wide counters; a tenant sees whether each switch is up and which of its own jobs use it,
+nothing that counts or names another tenant's jobs.
+"""
+
+from __future__ import annotations
+
+from controller.p4rt import P4RuntimeError
+from controller.service.auth import Principal
+from controller.service.counters import round_traffic, switch_stats
+from controller.service.entities import read_switch_state
+from controller.service.plans import Plan
+from controller.service.reconcile import kind_name
+from controller.service.state import ServiceState
+from controller.service.store import JobRow
+
+
+def job_switches(plan: Plan) -> list[str]:
+    return sorted({sr.switch for sr in plan.switch_rounds})
+
+
+def shown_state(state: ServiceState, job: JobRow, plan: Plan) -> tuple[str, list[str]]:
+    """(state as shown, the switches that make it degraded)."""
+    if job.state != "active":
+        return job.state, []
+    down = [sw for sw in job_switches(plan) if not state.switch_in_sync(sw)]
+    return ("degraded", down) if down else ("active", [])
+
+
+def summary(state: ServiceState, job: JobRow, plan: Plan | None = None) -> dict:
+    plan = plan or Plan.from_json(job.plan)
+    shown, down = shown_state(state, job, plan)
+    out = {
+        "id": job.id,
+        "tenant": job.tenant,
+        "name": job.name,
+        "state": shown,
+        "strategy": job.spec.get("strategy"),
+        "workers": job.spec.get("workers"),
+        "rounds": len(plan.rounds),
+        "created": job.created,
+    }
+    if down:
+        out["degraded_switches"] = down
+    return out
+
+
+def worker_views(plan: Plan) -> list[dict]:
+    return [
+        {
+            "host": w.host,
+            "site": w.site,
+            "switch_ip": w.switch_ip,
+            "udp_port": w.udp_port,
+            "rounds": [
+                {
+                    "round": r,
+                    "clique_size": k,
+                    "rto_s": w.rto_s.get(r),
+                    "path_rtt_s": w.path_rtt_s.get(r, 0.0),
+                }
+                for r, k in sorted(w.rounds.items())
+            ],
+        }
+        for w in plan.workers.values()
+    ]
+
+
+def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
+    plan = Plan.from_json(job.plan)
+    view = summary(state, job, plan)
+    spec = job.spec
+    view.update(
+        format=spec.get("format"),
+        slots=plan.nslots,
+        schedule={
+            "source": plan.schedule.source,
+            "sites": plan.schedule.rounds,
+            "predicted_time_s": plan.schedule.predicted_time_s,
+            "rounds_to_consensus": plan.schedule.rounds_to_consensus,
+            "exact_average": plan.schedule.exact_average,
+            "requested": spec.get("schedule"),
+        },
+        round_base=plan.round_base,
+        trees=[
+            {
+                "round": rp.round,
+                "cliques": [
+                    {
+                        "sites": c.sites,
+                        "workers": c.workers,
+                        "root": c.root,
+                        "max_rtt_ms": c.max_rtt_ms,
+                        "switches": c.tree,
+                    }
+                    for c in rp.cliques
+                ],
+            }
+            for rp in plan.rounds
+        ],
+        switches=[
+            {
+                "switch": sr.switch,
+                "round": sr.round,
+                "cells": [sr.cells.base, sr.cells.base + sr.cells.cells - 1],
+                "slots": sr.cells.cells // 2,
+                "multicast_group": sr.group,
+                "fan_in": sr.fan_in,
+                "root": sr.is_root,
+                "parent_port": sr.parent_port,
+                "children": sr.children,
+            }
+            for sr in plan.switch_rounds
+        ],
+        workers=worker_views(plan),
+    )
+    if plan.ring:
+        view["ring"] = plan.ring
+    if counters:
+        view["counters"] = job_counters(state, plan)
+    return view
+
+
+def job_counters(state: ServiceState, plan: Plan) -> dict:
+    conns = state.pool.live()
+    per: list[dict] = []
+    root_chunks: dict[int, list[int]] = {}
+    for sr in plan.switch_rounds:
+        conn = conns.get(sr.switch)
+        if conn is None:
+            per.append({"switch": sr.switch, "round": sr.round, "error": "switch not connected"})
+            continue
+        try:
+            t = round_traffic(conn, state.index, sr)
+        except P4RuntimeError as exc:
+            per.append({"switch": sr.switch, "round": sr.round, "error": str(exc)})
+            continue
+        per.append(
+            {
+                "switch": sr.switch,
+                "round": sr.round,
+                "chunks": t.chunks,
+                "packets": t.packets,
+                "bytes": t.bytes,
+            }
+        )
+        if sr.is_root:
+            root_chunks.setdefault(sr.round, []).append(t.chunks)
+    done_rounds = 0
+    for rp in plan.rounds:
+        chunks = root_chunks.get(rp.round, [])
+        if chunks and len(chunks) == len(rp.cliques) and min(chunks) > 0:
+            done_rounds += 1
+    return {
+        "packets": sum(int(p.get("packets", 0)) for p in per),
+        "bytes": sum(int(p.get("bytes", 0)) for p in per),
+        "rounds_completed": done_rounds,
+        "per_switch_round": per,
+    }
+
+
+def switches_view(state: ServiceState, principal: Principal) -> list[dict]:
+    """Every switch; the admin also gets entries by table and `inc_stats`, a tenant its own jobs there."""
+    mine: dict[str, list[int]] = {}
+    if not principal.is_admin:
+        for job in state.store.jobs(principal.tenant):
+            for sw in job_switches(Plan.from_json(job.plan)):
+                mine.setdefault(sw, []).append(job.id)
+    pool = state.pool
+    out = []
+    for sw in state.topology.fabric.switches:
+        st = pool.status[sw.name]
+        row: dict = {
+            "name": sw.name,
+            "reachable": False,
+            "pipeline_loaded": False,
+            "in_sync": False,
+        }
+        if principal.is_admin:
+            row.update(address=sw.grpc_addr, device_id=sw.device_id, reprovisioned=st.reprovisioned)
+        else:
+            row["jobs"] = mine.get(sw.name, [])
+        conn = pool.connect(sw.name)
+        if conn is not None:
+            try:
+                row["pipeline_loaded"] = pool.has_pipeline(conn)
+                row["reachable"] = True
+                if row["pipeline_loaded"] and principal.is_admin:
+                    held = read_switch_state(conn, state.index)
+                    tables: dict[str, int] = {}
+                    for e in held.values():
+                        kind = kind_name(state.index, e)
+                        tables[kind] = tables.get(kind, 0) + 1
+                    row["entries"] = sum(tables.values())
+                    row["by_table"] = tables
+                    row["inc_stats"] = {k: v[0] for k, v in switch_stats(conn, state.index).items()}
+            except P4RuntimeError as exc:
+                pool.mark_down(sw.name, str(exc))
+                row["reachable"] = row["pipeline_loaded"] = False
+        row["in_sync"] = row["reachable"] and state.switch_in_sync(sw.name)
+        if not row["reachable"]:
+            row["error"] = st.last_error if principal.is_admin else "unreachable"
+        out.append(row)
+    return out
+
+
+def topology_view(state: ServiceState) -> dict:
+    topo = state.topology
+    return {
+        "sites": [
+            {
+                "name": sw.name,
+                "region": topo.regions.get(sw.name, ""),
+                "subnet": sw.subnet,
+                "switch": {"address": sw.grpc_addr, "device_id": sw.device_id, "inc_ip": sw.inc_ip},
+            }
+            for sw in topo.fabric.switches
+        ],
+        "hosts": [
+            {"name": h.name, "site": sw.name, "ip": h.ip, "mac": h.mac, "port": h.port, "role": h.role}
+            for sw in topo.fabric.switches
+            for h in sw.hosts
+        ],
+        "links": [
+            {
+                "a": link.a,
+                "b": link.b,
+                "rtt_ms": link.rtt_ms,
+                "rate_mbit": link.rate_mbit,
+                "loss_pct": link.loss_pct,
+            }
+            for link in topo.links
+        ],
+        "real_rate_mbit": topo.real_rate_mbit,
+    }
