@@ -968,6 +968,8 @@ class CodeGen:
             n, _ = self.expr(ps[0])
             b = self.tmp("b")
             self.emit(ind, f"{b} = {n}")
+            self.emit(ind, f"if {b} & 7:")  # BMv2: advance by whole bytes only
+            self.emit(ind + 1, f"raise _perr({self.err_code('ParserInvalidArgument')})")
             self.emit(ind, f"if P.off + ({b} >> 3) > P.dlen:")
             self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
             self.emit(ind, f"P.off += {b} >> 3")

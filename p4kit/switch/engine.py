@@ -93,6 +93,7 @@ def _lookahead(P: Pkt, off: int, width: int) -> int:
 
 
 _PERR_TOO_SHORT: list[Any] = [None]
+_PERR_INVALID_ARG: list[Any] = [None]
 
 
 def _stack_push(P: Pkt, H: list, ids: tuple, sid: int, n: int) -> None:
@@ -121,10 +122,11 @@ def _extract_vl(
     P: Pkt, H: list, hid: int, varbits: int, layout: list[tuple[int, bool]], vmax: int, too_long: Exception
 ) -> None:
     """Extract a header with one varbit field of ``varbits`` bits; the varbit width is stored after
-    the fields (slot len(layout) + 1). A length beyond the field's maximum is HeaderTooShort, as in
-    BMv2."""
-    if vmax and varbits > vmax:
-        raise too_long
+    the fields (slot len(layout) + 1). BMv2's checks, in its order: a length that is not a whole
+    number of bytes is ParserInvalidArgument, a packet too short PacketTooShort, a length beyond the
+    field's maximum HeaderTooShort."""
+    if varbits % 8:
+        raise _PERR_INVALID_ARG[0]
     widths = [w if w else varbits for w, _ in layout]
     total = sum(widths)
     if total % 8:
@@ -132,6 +134,8 @@ def _extract_vl(
     n = total // 8
     if P.off + n > P.dlen:
         raise _PERR_TOO_SHORT[0]
+    if vmax and varbits > vmax:
+        raise too_long
     v = int.from_bytes(P.data[P.off : P.off + n], "big")
     vals = []
     shift = total
@@ -178,6 +182,10 @@ class Engine:
         self.F = idx
         self.nstacks = max((s.id for s in program.stacks.values()), default=-1) + 1
         self.metadata_ids = [h.id for h in program.headers if h.metadata]
+        # Queue fields (see queues.py); 0 where the program's standard_metadata lacks one.
+        self.Q_ENQ_TS, self.Q_ENQ_DEPTH, self.Q_DEQ_DELTA, self.Q_DEQ_DEPTH, self.Q_PRIO = (
+            idx.get(n, 0) for n in ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth", "priority")
+        )
 
     # -------------------------------------------------------------- compile & bind
     def compile(self, tracing: bool) -> None:
@@ -189,6 +197,7 @@ class Engine:
             return ParserError(code, err_names.get(code, str(code)))
 
         _PERR_TOO_SHORT[0] = perr(prog.errors.get("PacketTooShort", 1))
+        _PERR_INVALID_ARG[0] = perr(prog.errors.get("ParserInvalidArgument", 6))
 
         def log_msg(fmt: str, args: tuple) -> None:
             try:
@@ -426,6 +435,17 @@ class Engine:
             "    if es == DROP:",
             "        drop(DROP_IN)",
             "        return []",
+        ]
+        # The traffic manager (queues.py) costs nothing here unless a port has a rate or the program
+        # reads the queue fields or sets a priority; a rate change regenerates this code.
+        tm = sw.traffic_manager
+        if tm.any_rate:
+            lines += ["    if tm_rated(es):", "        return slow_ingress(P, data, port)"]
+        if self.Q_PRIO and '"priority"]' in src_json:
+            lines += ["    if sm[QPRIO] >= tm.priorities:", "        return slow_ingress(P, data, port)"]
+        if self.Q_ENQ_TS and '"enq_timestamp"]' in src_json:
+            lines.append("    sm[QENQTS] = int((clock() - t0) * 1000000) & 0xFFFFFFFF")
+        lines += [
             "    sm[EP] = es",
             "    sm[ES] = 0",
         ]
@@ -489,6 +509,10 @@ class Engine:
             "slow_ingress": slow_ingress,
             "slow_egress": slow_egress,
             "packet_in": packet_in,
+            "tm": tm,
+            "tm_rated": tm.rated,
+            "QPRIO": self.Q_PRIO,
+            "QENQTS": self.Q_ENQ_TS,
         }
         overlap = {k for k in env if k in ns and ns[k] is not env[k]}
         if overlap:  # a generated name would shadow one of the fast path's: a codegen bug
@@ -670,7 +694,7 @@ class Engine:
                 qs = Q.H[self.SM]
                 qs[F["egress_rid"]] = rid
                 qs[F["instance_type"]] = PKT_REPLICATION
-                egress_q.append((Q, rport))
+                self._to_egress(Q, rport, egress_q)
             return
         # (5) drop / (6) unicast
         es = sm[F["egress_spec"]]
@@ -680,7 +704,57 @@ class Engine:
         if tracing:
             sw._trace(f"ingress: unicast to port {es}")
         sm[F["instance_type"]] = PKT_NORMAL  # simple_switch resets it for unicast
-        egress_q.append((P, es))
+        self._to_egress(P, es, egress_q)
+
+    def _to_egress(self, P: Pkt, port: int, egress_q: deque) -> None:
+        """Between ingress and egress: the packet joins its port's queue (see queues.py). A port
+        with no rate never holds packets, so the packet goes on to egress at once."""
+        sw = self.sw
+        tm = sw.traffic_manager
+        sm = P.H[self.SM]
+        prio = sm[self.Q_PRIO] if self.Q_PRIO else 0
+        if not tm.rated(port):
+            if prio >= tm.priorities:
+                tm.priority_drops += 1
+                self._drop(f"priority {prio} out of range ({tm.priorities} queue(s) per port)")
+                return
+            if self.Q_ENQ_TS:
+                sm[self.Q_ENQ_TS] = sw.now_us() & 0xFFFFFFFF
+            egress_q.append((P, port))
+            return
+        now = sw.clock()
+        now_us = int((now - sw._t0) * 1_000_000)
+        depth = tm.enqueue(port, prio, (P, now_us), P.plen, now)
+        if depth is None:
+            if prio >= tm.priorities:
+                self._drop(f"priority {prio} out of range ({tm.priorities} queue(s) per port)")
+            else:
+                self._drop(f"egress queue of port {port} (priority {prio}) is full")
+            return
+        if self.Q_ENQ_TS:
+            sm[self.Q_ENQ_TS] = now_us & 0xFFFFFFFF
+        if self.Q_ENQ_DEPTH:
+            sm[self.Q_ENQ_DEPTH] = min(depth, 0x7FFFF)
+        if self.tracing:
+            sw._trace(f"queue: port {port} priority {prio}, {depth} packet(s) ahead")
+        sw._queued()
+
+    def dequeued(self, items: list[tuple[int, int, Any, int]], now: float) -> list[tuple[int, bytes]]:
+        """Egress for packets that left their queues at `now` (from TrafficManager.pop_ready); their
+        outputs in order. Called with the switch's lock held."""
+        out: list[tuple[int, bytes]] = []
+        now_us = int((now - self.sw._t0) * 1_000_000)
+        for port, _prio, (P, enq_us), depth in items:
+            sm = P.H[self.SM]
+            if self.Q_DEQ_DELTA:
+                sm[self.Q_DEQ_DELTA] = max(0, now_us - enq_us) & 0xFFFFFFFF
+            if self.Q_DEQ_DEPTH:
+                sm[self.Q_DEQ_DEPTH] = min(depth, 0x7FFFF)
+            ingress_q: deque = deque()
+            egress_q: deque = deque()
+            self._guard(self._egress, P, port, ingress_q, egress_q, out)
+            self._run(ingress_q, egress_q, out)
+        return out
 
     def _copy(self, P: Pkt) -> Pkt:
         Q = Pkt.__new__(Pkt)
@@ -727,7 +801,7 @@ class Engine:
             if self.tracing:
                 kind = "ingress" if itype == PKT_INGRESS_CLONE else "egress"
                 self.sw._trace(f"clone: {kind} clone via session {sess} to port {port}")
-            egress_q.append((Q, port))
+            self._to_egress(Q, port, egress_q)
 
     def _learn(self, P: Pkt) -> None:
         sw = self.sw
