@@ -39,6 +39,7 @@ import contextlib
 import json as _json
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,7 @@ from p4kit.switch.errors import (
 from p4kit.switch.meters import Meter
 from p4kit.switch.pre import CloneSession
 from p4kit.switch.program import ActionInfo, Program, TableInfo, load_program
+from p4kit.switch.queues import EgressScheduler, TrafficManager
 from p4kit.switch.state import Group, Member, ProfileState, SwitchState
 from p4kit.switch.tables import Entry, TableState, denormalize_key, normalize_key
 
@@ -146,6 +148,11 @@ class Switch:
         self._log_cb: Callable[[str], None] | None = None
         self.drop_log: list[str] = []  # drop reasons of the last process_packet (or process_batch)
         self.raise_internal_errors = False  # tests: let internal errors propagate instead of dropping
+        # Egress queues between ingress and egress (queues.py); see the traffic manager section.
+        self.traffic_manager = TrafficManager()
+        self._scheduler = EgressScheduler(self)
+        self._output_cb: Callable[[int, bytes], object] | None = None
+        self._late_outputs: deque[tuple[int, bytes]] = deque(maxlen=65536)
 
     @property
     def drop_port(self) -> int:
@@ -201,6 +208,7 @@ class Switch:
                 raise PipelineLoadError(f"cannot compile pipeline: {type(exc).__name__}: {exc}") from exc
             old = (self._program, self._state, self._engine, self._json)
             self._program, self._state, self._engine, self._json = program, state, engine, bmv2_json
+            self.traffic_manager.clear()  # queued packets belong to the old program's layout
             try:
                 self._install_defaults_and_const_entries()
             except Exception as exc:
@@ -793,6 +801,67 @@ class Switch:
             self._trace = fn
             if was != (fn is not None):
                 self._recompile()
+
+    # ================================================================ traffic manager (queues.py)
+    def set_priority_queues(self, n: int) -> None:
+        """simple_switch's --priority-queues N: N queues per egress port, chosen by
+        standard_metadata.priority (higher is served first). Depths and rates start afresh."""
+        with self._lock:
+            if self.traffic_manager.pending():
+                raise InvalidOperationError("cannot change the number of priority queues while packets are queued")
+            self.traffic_manager = TrafficManager(n, self.traffic_manager.default_depth)
+            self._recompile()
+
+    def set_queue_depth(self, depth: int, port: int | None = None, priority: int | None = None) -> None:
+        """Capacity in packets (simple_switch_CLI set_queue_depth); None: every port / priority."""
+        with self._lock:
+            self.traffic_manager.set_queue_depth(depth, port, priority)
+
+    def set_queue_rate(self, pps: float, port: int | None = None, priority: int | None = None) -> None:
+        """Departure rate in packets per second, 0 = unlimited (simple_switch_CLI set_queue_rate)."""
+        with self._lock:
+            self.traffic_manager.set_queue_rate(pps, port, priority)
+            self._recompile()  # the fast path checks for rated ports only when there are some
+
+    def set_port_bit_rate(self, port: int, bits_per_s: float) -> None:
+        """A link rate for the port's queues (they share it): what `--link PORT:rate=` emulates."""
+        with self._lock:
+            self.traffic_manager.set_port_bit_rate(port, bits_per_s)
+            self._recompile()
+
+    def set_output_callback(self, fn: Callable[[int, bytes], object] | None) -> None:
+        """Receives (port, bytes) of packets that leave a queue later than their ingress returned
+        (ports with a rate); without one they are kept for ``take_outputs``."""
+        with self._lock:
+            self._output_cb = fn
+
+    def take_outputs(self) -> list[tuple[int, bytes]]:
+        """Packets that left a rated queue since the last call (when no output callback is set)."""
+        with self._lock:
+            out = list(self._late_outputs)
+            self._late_outputs.clear()
+            return out
+
+    def wait_queues_empty(self, timeout: float = 5.0) -> bool:
+        """Block until every egress queue is empty (True) or ``timeout`` seconds passed (False)."""
+        end = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if not self.traffic_manager.pending():
+                    return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.001)
+
+    def _queued(self) -> None:
+        self._scheduler.kick()
+
+    def _deliver(self, outputs: list[tuple[int, bytes]]) -> None:
+        if self._output_cb is None:
+            self._late_outputs.extend(outputs)
+            return
+        for port, data in outputs:
+            self._output_cb(port, data)
 
     # ================================================================ packets
     def process_packet(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
