@@ -57,8 +57,13 @@ _WHY = {
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for the error statuses a route gives (401 and 422 on every route)."""
-    return {c: {"model": ErrorBody, "description": _WHY[c]} for c in sorted({401, 413, 422, *codes})}
+    """OpenAPI `responses` for the error statuses a route gives (401, 413 and 422 on every route);
+    always JSON, also on a route whose answer is text."""
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    return {
+        c: {"model": ErrorBody, "description": _WHY[c], "content": body}
+        for c in sorted({401, 413, 422, *codes})
+    }
 
 
 def _error_message(exc: RequestValidationError) -> str:
@@ -223,10 +228,13 @@ def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI
         tags=["service"],
         summary="Prometheus text format (a tenant: its own jobs only)",
         response_class=PlainTextResponse,
-        responses=errors(),
+        responses={
+            200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "the metrics"},
+            **errors(),
+        },
     )
-    def metrics(who: Caller) -> str:
-        return manager.metrics(who)
+    def metrics(who: Caller) -> PlainTextResponse:
+        return PlainTextResponse(manager.metrics(who), media_type="text/plain; version=0.0.4")
 
     def openapi() -> dict:
         """The generated schema, with a POST /jobs example made of this network's own worker hosts."""
@@ -243,6 +251,9 @@ def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI
             job = schema["components"]["schemas"]["JobCreate"]
             job["examples"] = [example]
             job["properties"]["workers"]["examples"] = [copy.deepcopy(example["workers"])]
+            for code, answer in schema["paths"]["/metrics"]["get"]["responses"].items():
+                keep = "text/plain" if code == "200" else "application/json"  # errors are JSON there too
+                answer["content"] = {k: v for k, v in answer.get("content", {}).items() if k == keep}
             app.openapi_schema = schema
         return app.openapi_schema
 

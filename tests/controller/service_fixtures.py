@@ -126,7 +126,9 @@ class Service:
         return httpx.Client(base_url=self.url, headers=headers, timeout=60.0)
 
 
-def start_service(switches: Switches, db: Path, port: int | None = None) -> Service:
+def start_service(
+    switches: Switches, db: Path, port: int | None = None, extra: tuple[str, ...] = ()
+) -> Service:
     port = port or free_port()
     log = switches.dir / f"service-{port}.log"
     env = {**os.environ, "TRIBUTARY_ADMIN_TOKEN": ADMIN_TOKEN, "PYTHONPATH": str(ROOT)}
@@ -142,6 +144,7 @@ def start_service(switches: Switches, db: Path, port: int | None = None) -> Serv
         f"127.0.0.1:{port}",
         "--monitor-interval",
         "1",
+        *extra,
     ]
     proc = subprocess.Popen(
         cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True

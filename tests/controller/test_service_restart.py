@@ -63,6 +63,16 @@ def new_tenant(svc: Service, name: str) -> httpx.Client:
         return svc.client(r.json()["token"])
 
 
+def wait_for(get, done, timeout: float):  # type: ignore[no-untyped-def]
+    """Poll `get()` until `done(value)` or the timeout; returns the last value."""
+    deadline = time.monotonic() + timeout
+    value = get()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.3)
+        value = get()
+    return value
+
+
 def test_controller_restart_keeps_jobs_and_repairs_the_switches(switches: Switches, tmp_path: Path) -> None:
     db = tmp_path / "controller.db"
     svc = start_service(switches, db)
@@ -108,15 +118,23 @@ def test_restarted_switch_is_reprovisioned(switches: Switches, tmp_path: Path) -
         with svc.client() as admin:
             before = {s["name"]: s["entries"] for s in admin.get("/switches").json()}
             switches.kill("NYC")
+            # until it is back and repaired, the job reads as degraded, naming the switch
+            view = wait_for(lambda: t.get(f"/jobs/{job}", params={"counters": "false"}).json(),
+                            lambda v: v["state"] == "degraded", 15)  # fmt: skip
+            assert view["degraded_switches"] == ["NYC"], view
+            assert [j["state"] for j in t.get("/jobs").json()] == ["degraded"]
+            assert 'tributary_jobs{state="degraded"} 1' in admin.get("/metrics").text
             switches.start("NYC")  # back without a pipeline, as after a crash
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                nyc = next(s for s in admin.get("/switches").json() if s["name"] == "NYC")
-                if nyc.get("pipeline_loaded") and nyc.get("entries") == before["NYC"]:
-                    break
-                time.sleep(0.5)
+            nyc = wait_for(
+                lambda: next(s for s in admin.get("/switches").json() if s["name"] == "NYC"),
+                lambda n: n.get("pipeline_loaded") and n.get("entries") == before["NYC"],
+                60,
+            )
             assert nyc["pipeline_loaded"] and nyc["entries"] == before["NYC"], nyc
             assert nyc["reprovisioned"] >= 1
+            view = wait_for(lambda: t.get(f"/jobs/{job}", params={"counters": "false"}).json(),
+                            lambda v: v["state"] == "active", 15)  # fmt: skip
+            assert view["state"] == "active" and "degraded_switches" not in view, view
         assert t.delete(f"/jobs/{job}").status_code == 200
     finally:
         stop(svc.proc)
