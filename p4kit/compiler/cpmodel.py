@@ -111,6 +111,16 @@ class CPField:
     name: str
     bitwidth: int
     annotations: list[CPAnnotation] = field(default_factory=list)
+    type_name: str = ""  # a serializable enum's name when the field has that type (P4Info type_name)
+
+
+@dataclass
+class CPSerEnum:
+    """A serializable enum the control plane sees (P4Info type_info.serializable_enums)."""
+
+    name: str
+    bitwidth: int
+    members: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -155,3 +165,4 @@ class ControlPlaneModel:
     digests: list[CPDigest] = field(default_factory=list)
     controller_headers: list[CPControllerHeader] = field(default_factory=list)
     value_sets: list[CPValueSet] = field(default_factory=list)
+    serializable_enums: dict[str, CPSerEnum] = field(default_factory=dict)

@@ -568,6 +568,8 @@ def build_p4info(cp: ControlPlaneModel) -> p4info_pb2.P4Info:
             md.name = f.name
             _copy_annotations(md, f.annotations)
             md.bitwidth = f.bitwidth
+            if f.type_name:
+                md.type_name.name = f.type_name
 
     for v in cp.value_sets:
         if is_hidden(v.annotations):
@@ -593,6 +595,13 @@ def build_p4info(cp: ControlPlaneModel) -> p4info_pb2.P4Info:
         dig.type_spec.struct.name = d.name
         _add_struct_type(p4info, d.name, d.fields)
 
+    for e in cp.serializable_enums.values():
+        spec = p4info.type_info.serializable_enums[e.name]
+        spec.underlying_type.bitwidth = e.bitwidth
+        for member, value in e.members:
+            m = spec.members.add()
+            m.name = member
+            m.value = (value & ((1 << e.bitwidth) - 1)).to_bytes((e.bitwidth + 7) // 8, "big")
     return p4info
 
 

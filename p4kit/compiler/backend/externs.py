@@ -21,6 +21,7 @@ from p4kit.compiler.backend.storage import (
     bits,
 )
 from p4kit.compiler.cpmodel import CPCounter, CPDigest, CPField, CPMeter, CPRegister
+from p4kit.compiler.diagnostics import CompileError
 
 if TYPE_CHECKING:
     from p4kit.compiler.backend.statements import StmtLowering
@@ -229,7 +230,7 @@ def annotated_field_list(sl: StmtLowering, index: int) -> int:
             marked = False
             for a in f.annotations:
                 if a.name == "field_list" and a.args:
-                    if any(_annotation_int(x) == index for x in a.args):
+                    if any(_annotation_int(x, sl.ctx.program) == index for x in a.args):
                         marked = True
             if marked:
                 items.extend(loc_items(sub, f.name))
@@ -249,13 +250,24 @@ def annotated_field_list(sl: StmtLowering, index: int) -> int:
     return fid
 
 
-def _annotation_int(e: ast.Expression) -> int | None:
-    """Annotation arguments are parsed but not type-checked: read literals directly."""
-    if isinstance(e.const_value, int):
+def _annotation_int(e: ast.Expression, program: ast.Program) -> int:
+    """An integer argument of an annotation: a literal or a named global constant, as p4c resolves
+    `@field_list(FL_PACKET_IN)`. Annotation arguments are parsed but not type-checked, so a name is
+    looked up here; anything else is an error (silently matching nothing lost the fields)."""
+    if isinstance(e.const_value, int) and not isinstance(e.const_value, bool):
         return e.const_value
     if isinstance(e, ast.Constant):
         return e.value
-    return None
+    if isinstance(e, ast.PathExpression):
+        for d in program.decls:
+            if isinstance(d, ast.ConstDecl) and d.name == e.name:
+                if isinstance(d.const_value, int) and not isinstance(d.const_value, bool):
+                    return d.const_value
+                raise CompileError(f"'{e.name}' is not an integer constant", e.loc)
+        raise CompileError(
+            f"'{e.name}': declaration not found (an annotation argument must be a constant)", e.loc
+        )
+    raise CompileError("an annotation argument must be an integer constant", e.loc)
 
 
 # --- calls ----------------------------------------------------------------------------------------

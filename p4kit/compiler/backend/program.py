@@ -29,7 +29,7 @@ from p4kit.compiler.backend.storage import (
     bits,
     field_width,
 )
-from p4kit.compiler.cpmodel import ControlPlaneModel, CPControllerHeader, CPField
+from p4kit.compiler.cpmodel import ControlPlaneModel, CPControllerHeader, CPField, CPSerEnum
 from p4kit.compiler.diagnostics import CompileError
 
 JSON = dict[str, Any]
@@ -275,6 +275,22 @@ def _controller_headers(ctx: Ctx) -> None:
         if isinstance(d, ast.StructLikeDecl) and d.kind == "header":
             name = ast.annotation_string(d.annotations, "controller_header")
             if name and isinstance(d.type, T.StructLikeType):
-                fields = [CPField(f.name, bits(f.type), cp_annotations(f.annotations)) for f in d.type.fields]
+                fields = [
+                    CPField(f.name, bits(f.type), cp_annotations(f.annotations), _ser_enum_name(ctx, f.type))
+                    for f in d.type.fields
+                ]
                 anns = [a for a in cp_annotations(d.annotations) if a.name != "controller_header"]
                 ctx.cp.controller_headers.append(CPControllerHeader(name, fields, anns))
+
+
+def _ser_enum_name(ctx: Ctx, t: T.Type | None) -> str:
+    """The name of a serializable enum type `t` (recorded for P4Info's type_info, as p4c does for
+    packet-in/out fields of such a type); "" for any other type."""
+    ut = T.unwrap(t) if t is not None else None
+    if not isinstance(ut, T.SerEnumType):
+        return ""
+    name = ast.annotation_string(ut.decl.annotations, "name") if ut.decl is not None else None
+    name = name or ut.name
+    if name not in ctx.cp.serializable_enums:
+        ctx.cp.serializable_enums[name] = CPSerEnum(name, ut.underlying.width, list(ut.members.items()))
+    return name
