@@ -120,6 +120,10 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         pcap_dir=opts.pcap_dir,
         seed=opts.seed,
     )
+    # Packets that wait in an egress queue (queues.py) leave from the queue thread, through the loop.
+    switch.set_output_callback(ports.deliver)
+    for port, bits_per_s in ports.link_rates().items():
+        switch.set_link_rate(port, bits_per_s)
     try:
         service = P4RuntimeService(switch, opts.device_id, opts.cpu_port, inject=ports.inject)
         server = P4RuntimeServer(service, opts.grpc_addr)

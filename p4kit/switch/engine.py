@@ -295,6 +295,11 @@ class Engine:
         self.LEARN = ns["LEARN"]
         self.FIELD_LISTS = ns["FIELD_LISTS"]
         self.tracing = tracing
+        # Link rates pace the egress queues only when the program can see the queues (queues.py).
+        src = json.dumps({k: v for k, v in prog.json.items() if k not in ("header_types", "headers")})
+        sw.traffic_manager.use_link_rates = any(
+            f'"{name}"]' in src for name in ("enq_qdepth", "deq_qdepth", "deq_timedelta", "enq_timestamp")
+        )
         self.fast = None if tracing else self._make_fast_path()
         if self.fast is not None:
             self.process = self.fast  # type: ignore[method-assign]

@@ -24,6 +24,8 @@ import contextlib
 import heapq
 import itertools
 import random
+import re
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -113,6 +115,32 @@ def parse_link_spec(spec: str) -> tuple[int, LinkParams]:
     if values.get("queue_pkts", 1) < 1:
         raise LinkSpecError(f"--link {spec!r}: limit must be at least 1 packet")
     return port, LinkParams(**values)  # type: ignore[arg-type]
+
+
+_TC_RATE = re.compile(r"\brate (\d+(?:\.\d+)?)([KMGT]?)bit\b")
+_TC_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def kernel_rate_bps(iface: str) -> float:
+    """The rate of the kernel's htb or tbf shaping on `iface` in bit/s (0.0: none, or no `tc`).
+
+    Why: Mininet's TCLink (p4lang tutorials' `bw` in topology.json) shapes with htb; BMv2 then sees
+    its queue fill because its transmit blocks. p4kit's queue model paces the port at this rate
+    instead, so programs that read the queue fields see the same queue build up."""
+    rates: list[float] = []
+    for what in ("qdisc", "class"):
+        try:
+            out = subprocess.run(
+                ["tc", what, "show", "dev", iface], capture_output=True, text=True, timeout=5, check=False
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return 0.0
+        for line in out.splitlines():
+            if (what == "qdisc" and " tbf " in f" {line} ") or (what == "class" and line.startswith("class htb")):
+                m = _TC_RATE.search(line)
+                if m:
+                    rates.append(float(m.group(1)) * _TC_UNITS[m.group(2)])
+    return min(rates) if rates else 0.0
 
 
 @dataclass

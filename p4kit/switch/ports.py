@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from p4kit.switch.linkemu import DelayLine, LinkParams, LinkShaper
+from p4kit.switch.linkemu import DelayLine, LinkParams, LinkShaper, kernel_rate_bps
 from p4kit.switch.pcap import PcapWriter, pcap_paths
 from p4kit.switch.rings import RxRing, TxRing
 
@@ -189,12 +189,14 @@ class PortLoop:
         self._ring_put: dict[int, Callable[[bytes], bool]] = {}  # ports whose sender is just their ring
         self._line: DelayLine | None = None
         self._injected: collections.deque[Output] = collections.deque()
+        self._outbound: collections.deque[Output] = collections.deque()  # from other threads
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._loop_ident = 0
         self._arrival = 0.0  # receive time of the batch being forwarded (see _packet_clock)
         links = links or {}
+        self.links = dict(links)
         unknown = set(links) - set(ports)
         if unknown:
             raise PortError(f"--link for port(s) {sorted(unknown)} that no -i option defines")
@@ -282,6 +284,23 @@ class PortLoop:
         self._injected.append((port, frame))
         self._wake()
 
+    def deliver(self, port: int, frame: bytes) -> None:
+        """Send a frame out of `port` from any thread (the traffic manager's egress thread): the loop
+        thread transmits it, since only that thread may touch the transmit rings."""
+        self._outbound.append((port, frame))
+        self._wake()
+
+    def link_rates(self) -> dict[int, float]:
+        """Each port's link rate in bit/s where it has one: `--link rate=` or, failing that, the
+        kernel's htb/tbf shaping of its interface (queues.py paces the port's queue with it)."""
+        rates: dict[int, float] = {}
+        for number, port in self.ports.items():
+            params = self.links.get(number)
+            bps = params.rate_mbit * 1e6 if params is not None and params.rate_mbit else kernel_rate_bps(port.iface)
+            if bps:
+                rates[number] = bps
+        return rates
+
     def transmit(self, port: int, frame: bytes) -> bool:
         """Send a frame out of `port` directly (shaped, captured); False when the port is unknown."""
         send = self.senders.get(port)
@@ -341,6 +360,13 @@ class PortLoop:
         while injected:
             port, frame = injected.popleft()
             self._forward(port, frame)
+        outbound = self._outbound
+        if outbound:
+            batch = []
+            while outbound:
+                batch.append(outbound.popleft())
+            stats = PortStats()
+            self._transmit(batch, stats)
 
     def _forward(self, port: int, frame: bytes) -> None:
         senders = self.senders

@@ -20,6 +20,13 @@ The model (BMv2's QueueingLogicPriRL, read from its documentation and behaviour)
   packets. `enq_qdepth` is the depth of the packet's queue before it joined it; `deq_qdepth` the
   depth after it left.
 
+The link emulation's rate (`--link PORT:rate=`), or the kernel's htb/tbf shaping found on the
+interface (as Mininet's TCLink sets it for the p4lang tutorials), paces a port's queues when the
+program reads the queue fields: packets then wait in the switch, where the program can see them
+wait, as they do in BMv2 behind its blocking transmit. The shaper after egress still models the
+serialisation (a packet leaves the queue when its serialisation starts), so nothing is counted twice.
+Programs that do not read the fields leave the shaping to the link emulator alone.
+
 A port with no rate never holds a packet: it is dequeued as soon as it is queued, so its depths are
 0 and its time delta is 0, which is what BMv2 reports when its egress keeps up with its ingress.
 
@@ -29,7 +36,8 @@ line's `--priority-queues` reach, through `runtime.Switch`):
     tm = TrafficManager(priorities=1, depth=64)
     tm.set_queue_depth(depth, port=None, priority=None)   # None: every port / every priority
     tm.set_queue_rate(pps, port=None, priority=None)      # packets per second, 0 = unlimited
-    tm.set_port_bit_rate(port, bits_per_s)                 # link rate shared by the port's queues
+    tm.set_port_bit_rate(port, bits_per_s)                 # a rate shared by the port's queues
+    tm.set_link_rate(port, bits_per_s)                     # the port's link (see below)
     tm.rated(port) -> bool                                 # does the port ever hold packets?
 
 The data plane uses `enqueue`, `pop_ready` and `next_departure`; the caller provides the locking
@@ -77,7 +85,8 @@ class _Queue:
 @dataclass
 class _Port:
     queues: list[_Queue]
-    bits_per_s: float = 0.0
+    bits_per_s: float = 0.0  # set for the queue model itself (set_port_bit_rate)
+    link_bps: float = 0.0  # the port's link (--link rate, or the kernel's shaping of the interface)
     busy_until: float = 0.0  # when the link finishes serialising the last packet sent
 
     def size(self) -> int:
@@ -98,6 +107,20 @@ class TrafficManager:
         self._seq = itertools.count()
         self.tail_drops = 0
         self.priority_drops = 0
+        # Link rates pace the queues only for programs that read the queue fields (the engine sets
+        # this per program): otherwise the link emulator alone shapes, with no queue bookkeeping.
+        self.use_link_rates = False
+
+    def with_priorities(self, priorities: int) -> TrafficManager:
+        """A fresh manager with `priorities` queues per port that keeps the default depth, the
+        default rate and the ports' link rates (what --priority-queues changes, and only that)."""
+        tm = TrafficManager(priorities, self.default_depth)
+        tm.default_pps = self.default_pps
+        tm.use_link_rates = self.use_link_rates
+        for number, p in self._ports.items():
+            if p.link_bps:
+                tm.set_link_rate(number, p.link_bps)
+        return tm
 
     # ------------------------------------------------------------------ configuration
     def _port(self, port: int) -> _Port:
@@ -139,11 +162,20 @@ class TrafficManager:
             raise QueueConfigError(f"port rate must be >= 0 bit/s, not {bits_per_s}")
         self._port(port).bits_per_s = float(bits_per_s)
 
+    def set_link_rate(self, port: int, bits_per_s: float) -> None:
+        """The rate at which the port's link really carries packets (see `use_link_rates`)."""
+        if bits_per_s < 0:
+            raise QueueConfigError(f"link rate must be >= 0 bit/s, not {bits_per_s}")
+        self._port(port).link_bps = float(bits_per_s)
+
+    def _bps(self, p: _Port) -> float:
+        return p.bits_per_s or (p.link_bps if self.use_link_rates else 0.0)
+
     def rated(self, port: int) -> bool:
         p = self._ports.get(port)
         if p is None:
             return bool(self.default_pps)
-        return bool(p.bits_per_s) or any(q.pps for q in p.queues)
+        return bool(self._bps(p)) or any(q.pps for q in p.queues)
 
     @property
     def any_rate(self) -> bool:
@@ -182,8 +214,9 @@ class TrafficManager:
         first: (port, priority, item, depth of its queue after it left)."""
         out: list[tuple[int, int, Any, int]] = []
         for number, p in self._ports.items():
+            bps = self._bps(p)
             while True:
-                if p.bits_per_s and p.busy_until > now:
+                if bps and p.busy_until > now:
                     break
                 chosen = None
                 for pri in range(self.priorities - 1, -1, -1):
@@ -194,9 +227,11 @@ class TrafficManager:
                 if chosen is None:
                     break
                 _, _, length, item = p.queues[chosen].items.popleft()
-                if p.bits_per_s:
+                if bps:
+                    # The packet starts serialising now; the link emulator (or the kernel's shaper)
+                    # after egress models the serialisation itself, so it is never counted twice.
                     start = p.busy_until if p.busy_until > now else now
-                    p.busy_until = start + length * 8 / p.bits_per_s
+                    p.busy_until = start + length * 8 / bps
                 out.append((number, chosen, item, len(p.queues[chosen].items)))
         return out
 
@@ -207,7 +242,7 @@ class TrafficManager:
             head = min((q.items[0][0] for q in p.queues if q.items), default=None)
             if head is None:
                 continue
-            if p.bits_per_s and p.busy_until > head:
+            if self._bps(p) and p.busy_until > head:
                 head = p.busy_until
             if best is None or head < best:
                 best = head

@@ -805,11 +805,12 @@ class Switch:
     # ================================================================ traffic manager (queues.py)
     def set_priority_queues(self, n: int) -> None:
         """simple_switch's --priority-queues N: N queues per egress port, chosen by
-        standard_metadata.priority (higher is served first). Depths and rates start afresh."""
+        standard_metadata.priority (higher is served first). Per-port depths and rates start
+        afresh; the defaults and the links' rates are kept."""
         with self._lock:
             if self.traffic_manager.pending():
                 raise InvalidOperationError("cannot change the number of priority queues while packets are queued")
-            self.traffic_manager = TrafficManager(n, self.traffic_manager.default_depth)
+            self.traffic_manager = self.traffic_manager.with_priorities(n)
             self._recompile()
 
     def set_queue_depth(self, depth: int, port: int | None = None, priority: int | None = None) -> None:
@@ -827,6 +828,13 @@ class Switch:
         """A link rate for the port's queues (they share it): what `--link PORT:rate=` emulates."""
         with self._lock:
             self.traffic_manager.set_port_bit_rate(port, bits_per_s)
+            self._recompile()
+
+    def set_link_rate(self, port: int, bits_per_s: float) -> None:
+        """The rate of the port's link (--link rate, or the kernel's shaping of its interface): it
+        paces the port's queue for programs that read the queue fields (see queues.py)."""
+        with self._lock:
+            self.traffic_manager.set_link_rate(port, bits_per_s)
             self._recompile()
 
     def set_output_callback(self, fn: Callable[[int, bytes], object] | None) -> None:
