@@ -46,6 +46,7 @@ slots, rounds per job). Every error is `{"error": "..."}`. See docs/api.md.
 bearer = HTTPBearer(auto_error=False, description="a tenant's token, or the admin token")
 
 _WHY = {
+    400: "a body that cannot be read at all (not UTF-8, a Content-Length that is not a number)",
     401: "no bearer token, or an unknown one",
     403: "not allowed for this caller, or over the tenant's quota",
     404: "no such job or tenant (another tenant's job is a 404 too)",
@@ -57,12 +58,12 @@ _WHY = {
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for the error statuses a route gives (401, 413 and 422 on every route);
+    """OpenAPI `responses` for the error statuses a route gives (400, 401, 413, 422 on every route);
     always JSON, also on a route whose answer is text."""
     body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
     return {
         c: {"model": ErrorBody, "description": _WHY[c], "content": body}
-        for c in sorted({401, 413, 422, *codes})
+        for c in sorted({400, 401, 413, 422, *codes})
     }
 
 
@@ -109,7 +110,10 @@ def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+        message = str(exc.detail)
+        if exc.status_code == 400 and message == "There was an error parsing the body":
+            message = "the body cannot be read: it is not UTF-8 JSON"
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
     @app.get("/health", tags=["service"], summary="liveness (no token needed)")
     def health() -> dict:
