@@ -15,6 +15,16 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 _CODE_NAMES = {v: k for k, v in code_pb2.Code.items()}
 
+# A Write's per-update errors travel in the trailing metadata (grpc-status-details-bin): for a batch
+# of thousands of updates that is hundreds of KB, and at gRPC's default limit (8 KB soft, 16 KB hard)
+# the client got "metadata size exceeds hard limit" instead of the switch's reasons.
+MAX_METADATA = 8 << 20
+SHOWN_UPDATES = 3
+CHANNEL_OPTIONS = [
+    ("grpc.max_metadata_size", MAX_METADATA),
+    ("grpc.absolute_max_metadata_size", MAX_METADATA),
+]
+
 
 @dataclass
 class UpdateError:
@@ -53,8 +63,10 @@ class P4RuntimeError(Exception):
             text += f" ({code.name})"
         if message:
             text += f": {message}"
-        if self.updates:
-            text += "; " + "; ".join(str(u) for u in self.updates)
+        if self.updates:  # the first few reasons: a batch of thousands would make a page of text
+            text += "; " + "; ".join(str(u) for u in self.updates[:SHOWN_UPDATES])
+            if len(self.updates) > SHOWN_UPDATES:
+                text += f"; and {len(self.updates) - SHOWN_UPDATES} more failed update(s)"
         super().__init__(text)
 
 
@@ -115,7 +127,7 @@ class SwitchConnection:
 
     def connect(self) -> None:
         """Open the channel and the stream, and become primary; raises P4RuntimeError otherwise."""
-        self._channel = grpc.insecure_channel(self.address)
+        self._channel = grpc.insecure_channel(self.address, options=CHANNEL_OPTIONS)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
         except grpc.FutureTimeoutError:
