@@ -110,64 +110,166 @@ def bench_inprocess(bmv2: dict, packets: int) -> float:
     return packets / (time.perf_counter() - start)
 
 
-def bench_inc_inprocess(packets: int) -> float:
-    """Contributions per second through p4src/inc.p4 (fan-in 3, 64 slots), results included."""
-    import numpy as np
+INC_PORT, WORKER_PORT = 47000, 48001
+INC_F_VERSION = 0x04
 
-    from edge import protocol as proto
+
+def inc_program(rev: str | None = None) -> tuple[str, dict]:
+    """(label, BMv2 JSON) of p4src/inc.p4 as it is in the tree, or at git revision `rev`."""
     from p4kit.compiler.driver import compile_file
-    from p4kit.switch.runtime import Switch
 
-    program = ROOT / "p4src" / "inc.p4"
-    sw = Switch()
-    sw.load_pipeline(compile_file(program, include_dirs=[program.parent]).bmv2)
-    agg, delivery = "TributaryIngress.aggregation.", "TributaryEgress.delivery."
-    nslots, fan_in, gw_mac, gw_ip = 64, 3, 0x00000A0001FE, 0x0A0001FE
-    sw.table_add(agg + "inc_tenants", [1, 0], agg + "set_config", [0, nslots, fan_in, 1, 0, 1])
-    for child, port in enumerate(range(1, fan_in + 1)):
-        sw.table_add(agg + "inc_children", [1, 0, port], agg + "set_child", [child])
-        sw.table_add(
-            delivery + "inc_workers",
-            [1, port],
-            delivery + "to_worker",
-            [0x00000A000100 + port, 0x0A000100 + port, proto.worker_port(1), gw_mac, gw_ip],
-        )
-    sw.mc_group_create(1, [(port, 0) for port in range(1, fan_in + 1)])
-    values = np.arange(proto.INC_LANES, dtype=np.uint32)
+    if rev is None:
+        program = ROOT / "p4src" / "inc.p4"
+        return "tree", compile_file(program, include_dirs=[program.parent]).bmv2
+    with tempfile.TemporaryDirectory() as tmp:
+        names = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", rev, "p4src"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        for name in names:
+            text = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{rev}:{name}"], check=True, capture_output=True
+            ).stdout
+            path = Path(tmp, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text)
+        program = Path(tmp, "p4src", "inc.p4")
+        return rev, compile_file(program, include_dirs=[program.parent]).bmv2
 
-    def contribution(port: int, chunk: int) -> bytes:
-        slot, copy = proto.slot_of(chunk, nslots)
-        header = proto.IncHeader(1, 0, slot, chunk, flags=proto.F_VERSION if copy else 0)
-        payload = proto.encode(header, values)
-        udp = struct.pack("!HHHH", proto.worker_port(1), proto.INC_UDP_PORT, 8 + len(payload), 0)
-        ip = struct.pack(
-            "!BBHHHBBH4s4s",
-            0x45,
-            0,
-            28 + len(payload),
-            0,
-            0,
-            64,
-            17,
-            0,
-            socket.inet_aton(f"10.0.1.{port}"),
-            socket.inet_aton("10.0.1.254"),
+
+def _fields(bmv2: dict, instance: str) -> list[tuple[str, int]]:
+    htype = next(h["header_type"] for h in bmv2["headers"] if h["name"] == instance)
+    fields = next(t["fields"] for t in bmv2["header_types"] if t["name"] == htype)
+    return [(f[0], f[1]) for f in fields]
+
+
+def _pack(fields: list[tuple[str, int]], values: dict[str, int]) -> bytes:
+    v, width = 0, 0
+    for name, w in fields:
+        v = (v << w) | (values.get(name, 0) & ((1 << w) - 1))
+        width += w
+    return v.to_bytes(width // 8, "big")
+
+
+def _csum(data: bytes) -> int:
+    """Internet checksum: 2**16 == 1 (mod 0xFFFF), so the big-endian integer of the bytes is the
+    ones'-complement sum of their 16-bit words, mod 0xFFFF (a nonzero sum that is 0 mod 0xFFFF is 0xFFFF)."""
+    if len(data) % 2:
+        data += b"\0"
+    n = int.from_bytes(data, "big")
+    s = n % 0xFFFF or (0xFFFF if n else 0)
+    return 0xFFFF - s
+
+
+class IncBench:
+    """Workers' contributions through the INC program, laid out from the program's own headers
+    (so the same code drives every protocol version): fan-in 3, one tenant, 64 slots."""
+
+    def __init__(self, bmv2: dict, fan_in: int = 3, nslots: int = 64) -> None:
+        from p4kit.switch.runtime import Switch
+
+        self.bmv2, self.fan_in, self.nslots = bmv2, fan_in, nslots
+        self.inc_fields = _fields(bmv2, "inc")
+        self.lanes = _fields(bmv2, "values")
+        self.version = 2 if any(n == "epoch" for n, _ in self.inc_fields) else 1
+        self.epoch, self.gw_mac, self.gw_ip = 0x5EED, 0x00000A0001FE, 0x0A0001FE
+        sw = self.sw = Switch()
+        sw.load_pipeline(bmv2)
+        agg, delivery = "TributaryIngress.aggregation.", "TributaryEgress.delivery."
+        config = {
+            "base": 0,
+            "nslots": nslots,
+            "fan_in": fan_in,
+            "is_root": 1,
+            "parent_port": 0,
+            "mcast_grp": 1,
+            "epoch": self.epoch,
+            "switch_ip": self.gw_ip,
+        }
+        names = sw.action_info(agg + "set_config").param_names
+        sw.table_add(agg + "inc_tenants", [1, 0], agg + "set_config", {n: config[n] for n in names})
+        keys = [k.name for k in sw.table_info(agg + "inc_children").keys]
+        worker = {
+            "mac": 0,
+            "ip": 0,
+            "udp_port": WORKER_PORT,
+            "switch_mac": self.gw_mac,
+            "switch_ip": self.gw_ip,
+        }
+        for child, port in enumerate(range(1, fan_in + 1)):
+            by_key = {"tenant": 1, "round": 0, "ingress_port": port, "src_addr": self.worker_ip(port)}
+            sw.table_add(
+                agg + "inc_children", [by_key[k.rsplit(".", 1)[1]] for k in keys], agg + "set_child", [child]
+            )
+            worker.update(mac=0x00000A000100 + port, ip=self.worker_ip(port))
+            params = sw.action_info(delivery + "to_worker").param_names
+            sw.table_add(
+                delivery + "inc_workers", [1, port], delivery + "to_worker", {n: worker[n] for n in params}
+            )
+        sw.mc_group_create(1, [(port, 0) for port in range(1, fan_in + 1)])
+
+    @staticmethod
+    def worker_ip(port: int) -> int:
+        return 0x0A000100 + port
+
+    def contribution(self, port: int, chunk: int) -> bytes:
+        slot, copy = chunk % self.nslots, (chunk // self.nslots) % 2
+        header = _pack(
+            self.inc_fields,
+            {
+                "version": self.version,
+                "kind": 0,
+                "flags": INC_F_VERSION if copy else 0,
+                "tenant": 1,
+                "round": 0,
+                "slot": slot,
+                "count": 1,
+                "chunk": chunk,
+                "epoch": self.epoch,
+            },
         )
-        eth = gw_mac.to_bytes(6, "big") + (0x00000A000100 + port).to_bytes(6, "big") + b"\x08\x00"
+        payload = header + _pack(
+            self.lanes, {name: i * 1000 + port for i, (name, _) in enumerate(self.lanes)}
+        )
+        src, dst = self.worker_ip(port), self.gw_ip
+        udp_len = 8 + len(payload)
+        pseudo = struct.pack("!IIBBH", src, dst, 0, 17, udp_len)
+        udp = struct.pack("!HHHH", WORKER_PORT, INC_PORT, udp_len, 0)
+        udp = udp[:6] + struct.pack("!H", _csum(pseudo + udp + payload)) + udp[8:]
+        ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + udp_len, 0, 0, 64, 17, 0, src, dst)
+        ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+        eth = self.gw_mac.to_bytes(6, "big") + (0x00000A000100 + port).to_bytes(6, "big") + b"\x08\x00"
         return eth + ip + udp + payload
 
-    # Distinct chunks so that slots really complete and recycle; built before the clock starts.
-    chunks = max(1, packets // fan_in)
-    frames = [(port, contribution(port, c)) for c in range(chunks) for port in range(1, fan_in + 1)]
-    results = 0
-    start = time.perf_counter()
-    for port, frame in frames:
-        out = sw.process_packet(port, frame)
-        results += len(out)
-    elapsed = time.perf_counter() - start
-    if results != chunks * fan_in:
-        raise RuntimeError(f"the INC program delivered {results} results for {chunks} chunks x {fan_in}")
-    return len(frames) / elapsed
+    def frames(self, packets: int, first_chunk: int = 0) -> list[tuple[int, bytes]]:
+        chunks = max(1, packets // self.fan_in)
+        return [
+            (port, self.contribution(port, first_chunk + c))
+            for c in range(chunks)
+            for port in range(1, self.fan_in + 1)
+        ]
+
+    def run(self, frames: list[tuple[int, bytes]]) -> dict[str, float]:
+        """Contributions per second and CPU per contribution; every chunk must complete."""
+        process = self.sw.process_packet
+        results = 0
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for port, frame in frames:
+            results += len(process(port, frame))
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        if results != len(frames):
+            raise RuntimeError(f"the INC program delivered {results} results for {len(frames)} contributions")
+        return {"pps": len(frames) / wall, "cpu_pps": len(frames) / cpu, "cpu_us": cpu / len(frames) * 1e6}
+
+
+def bench_inc_inprocess(packets: int, rev: str | None = None) -> dict[str, object]:
+    label, bmv2 = inc_program(rev)
+    bench = IncBench(bmv2)
+    bench.run(bench.frames(3000))  # warm-up; the run goes on with later chunks (older ones are stale)
+    out = bench.run(bench.frames(packets, first_chunk=1000))
+    return {"program": label, "protocol": bench.version, **out}
 
 
 # ============================================================================ veth topology
@@ -419,10 +521,24 @@ def main() -> int:
     ap.add_argument("--packets", type=int, default=200_000, help="packets for the in-process run")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved windows per forwarder")
     ap.add_argument("--no-veth", action="store_true", help="only the in-process number")
+    ap.add_argument(
+        "--inc-rev",
+        action="append",
+        default=[],
+        metavar="REV",
+        help="also run the INC program as it was at git revision REV (repeatable)",
+    )
     args = ap.parse_args()
     bmv2, p4info = compile_program()
     result: dict[str, object] = {"inprocess_pps": round(bench_inprocess(bmv2, args.packets))}
-    result["inc_inprocess_pps"] = round(bench_inc_inprocess(args.packets // 4))
+    for rev in [None, *args.inc_rev]:
+        inc = bench_inc_inprocess(args.packets // 4, rev)
+        key = "inc" if rev is None else f"inc@{rev}"
+        # CPU time is the primary figure: the wall clock moves with whatever else runs on the cores
+        result[f"{key}_inprocess_pps"] = round(inc["cpu_pps"])
+        result[f"{key}_cpu_us_per_pkt"] = round(inc["cpu_us"], 2)
+        result[f"{key}_wall_pps"] = round(inc["pps"])
+        result[f"{key}_protocol"] = inc["protocol"]
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
         result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds))

@@ -136,7 +136,9 @@ def kernel_rate_bps(iface: str) -> float:
         except (OSError, subprocess.SubprocessError):
             return 0.0
         for line in out.splitlines():
-            if (what == "qdisc" and " tbf " in f" {line} ") or (what == "class" and line.startswith("class htb")):
+            if (what == "qdisc" and " tbf " in f" {line} ") or (
+                what == "class" and line.startswith("class htb")
+            ):
                 m = _TC_RATE.search(line)
                 if m:
                     rates.append(float(m.group(1)) * _TC_UNITS[m.group(2)])

@@ -296,7 +296,11 @@ class PortLoop:
         rates: dict[int, float] = {}
         for number, port in self.ports.items():
             params = self.links.get(number)
-            bps = params.rate_mbit * 1e6 if params is not None and params.rate_mbit else kernel_rate_bps(port.iface)
+            bps = (
+                params.rate_mbit * 1e6
+                if params is not None and params.rate_mbit
+                else kernel_rate_bps(port.iface)
+            )
             if bps:
                 rates[number] = bps
         return rates

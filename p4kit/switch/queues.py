@@ -98,7 +98,9 @@ class TrafficManager:
 
     def __init__(self, priorities: int = 1, depth: int = DEFAULT_DEPTH) -> None:
         if not 1 <= priorities <= MAX_PRIORITIES:
-            raise QueueConfigError(f"priority queues must be between 1 and {MAX_PRIORITIES}, not {priorities}")
+            raise QueueConfigError(
+                f"priority queues must be between 1 and {MAX_PRIORITIES}, not {priorities}"
+            )
         _check_depth(depth)
         self.priorities = priorities
         self.default_depth = depth

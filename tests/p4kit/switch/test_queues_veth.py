@@ -24,7 +24,9 @@ PROBE = Path(__file__).parent / "programs" / "queue_probe.p4"
 FIELDS = struct.Struct("!BBIIIIB")
 
 
-def sniff(ns: str, iface: str, n: int, timeout: float) -> tuple[subprocess.Popen, list[bytes], threading.Thread]:
+def sniff(
+    ns: str, iface: str, n: int, timeout: float
+) -> tuple[subprocess.Popen, list[bytes], threading.Thread]:
     code = (
         "import socket\n"
         f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3)); s.bind(({iface!r},0))\n"
@@ -35,7 +37,9 @@ def sniff(ns: str, iface: str, n: int, timeout: float) -> tuple[subprocess.Popen
         "        if a[2]!=4: print(d.hex(), flush=True); n+=1\n"
         "except socket.timeout: pass\n"
     )
-    proc = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "ready"
     frames: list[bytes] = []
 
@@ -59,9 +63,25 @@ def test_kernel_shaped_port_builds_a_visible_queue(tmp_path: Path) -> None:
         h1, h2 = net.hosts
         s2 = net.switch_ifaces[1]
         # 200 kbit/s: a 25-byte probe takes 1 ms on the wire; the burst arrives far faster
-        sh("tc", "qdisc", "add", "dev", s2, "root", "tbf", "rate", "200kbit", "burst", "1600", "latency", "2s")
+        sh(
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            s2,
+            "root",
+            "tbf",
+            "rate",
+            "200kbit",
+            "burst",
+            "1600",
+            "latency",
+            "2s",
+        )
         opts = SwitchOptions(
-            interfaces=net.ports(), json_path=str(tmp_path / "probe.json"), grpc_addr=f"127.0.0.1:{free_port()}"
+            interfaces=net.ports(),
+            json_path=str(tmp_path / "probe.json"),
+            grpc_addr=f"127.0.0.1:{free_port()}",
         )
         running = start(opts)
         proc, frames, reader = sniff(h2.ns, h2.iface, count, timeout=5)
