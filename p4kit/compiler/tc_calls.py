@@ -3,14 +3,10 @@ and assignability (implicit conversions of literals, lists and struct initialize
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from p4kit.compiler import ast
 from p4kit.compiler import types as T  # noqa: N812
-from p4kit.compiler.consteval import (
-    wrap,
-)
 from p4kit.compiler.diagnostics import CompileError
 from p4kit.compiler.scopes import Scope
 from p4kit.compiler.tc_common import (
@@ -20,6 +16,7 @@ from p4kit.compiler.tc_common import (
     _VOID,
     CheckerState,
     _err,
+    check_not_recursive,
 )
 
 
@@ -38,6 +35,7 @@ class CallsMixin(CheckerState):
                 raise _err(f"unknown name '{m.name}' (declaration not found)", m)
             first = cands[-1]
             if isinstance(first, ast.ActionDecl):
+                check_not_recursive(self, first, m)
                 m.decl = first
                 m.type = first.type
                 if targs:
@@ -49,6 +47,7 @@ class CallsMixin(CheckerState):
                 return _VOID
             if all(isinstance(c, (ast.FunctionDecl, ast.ExternFunctionDecl)) for c in cands):
                 fn, info = self.match_call(cands, e.args, scope, e, f"function {m.name}", {}, targs)
+                check_not_recursive(self, fn, m)
                 m.decl = fn
                 m.type = fn.type
                 info.kind = "function" if isinstance(fn, ast.FunctionDecl) else "extern_function"
@@ -393,17 +392,6 @@ class CallsMixin(CheckerState):
                 return
         if isinstance(su, T.SerEnumType) and isinstance(tu, T.BitsType) and T.same_type(su.underlying, tu):
             return
-        if (
-            isinstance(su, T.BitsType)
-            and isinstance(tu, T.BitsType)
-            and not su.signed
-            and not tu.signed
-            and su.width < tu.width
-            and what.startswith(("assignment", "initializer"))
-        ):
-            # p4c (up to 2017, and many programs written then) widens unsigned values on assignment
-            self.implicit_cast(e, target)
-            return
         if isinstance(src, T.NewType) or isinstance(target, T.NewType):
             if T.same_type(su, tu):
                 return
@@ -463,21 +451,12 @@ class CallsMixin(CheckerState):
                 return
         if isinstance(tu, T.ErrorType) and isinstance(su, T.ErrorType):
             return
+        if isinstance(su, T.BitsType) and isinstance(tu, T.BitsType):
+            # p4c inserts no casts between widths: widening needs one as much as narrowing
+            raise _err(
+                f"type mismatch in {what}: values of type {src} cannot be implicitly cast to type {target}", e
+            )
         raise _err(f"type mismatch in {what}: cannot use a value of type {src} as {target}", e)
-
-    def implicit_cast(self, e: ast.Expression, target: T.Type) -> None:
-        """Turn `e` in place into `(target) e` so that the back end sees the conversion."""
-        inner = copy.copy(e)
-        ref = ast.BitsTypeRef(None, loc=e.loc)
-        ref.resolved = target
-        value = e.const_value
-        e.__class__ = ast.Cast
-        e.__dict__.clear()
-        e.__dict__.update(
-            {"loc": inner.loc, "type_ref": ref, "expr": inner, "type": target, "const_value": None}
-        )
-        if isinstance(value, int) and not isinstance(value, bool):
-            e.const_value = wrap(value, target)
 
     def compatible(self, a: T.Type, b: T.Type) -> bool:
         if isinstance(a, (T.TypeVar, T.DontCareType)) or isinstance(b, (T.TypeVar, T.DontCareType)):

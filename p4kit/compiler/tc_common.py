@@ -37,6 +37,14 @@ def _err(msg: str, node: Any) -> CompileError:
     return CompileError(msg, getattr(node, "loc", None))
 
 
+def check_not_recursive(state: CheckerState, decl: Any, call: Any) -> None:
+    """P4 has no recursion: a call from a function's or action's own body (or from a body it is
+    nested in) is an error at the call, instead of a back end that inlines forever."""
+    if any(d is decl for d in state.bodies):
+        what = "action" if isinstance(decl, ast.ActionDecl) else "function"
+        raise _err(f"{decl.name}: recursive {what} call (P4 {what}s cannot call themselves)", call)
+
+
 def check_width(width: int, text: str, node: Any) -> None:
     """p4c's message for a type wider than it supports; `text` is the type as written (bit<4096>)."""
     if width > MAX_WIDTH:
@@ -55,6 +63,7 @@ class CheckerState:
         self.return_type: T.Type | None = None  # what `return` must give, None where it is not allowed
         self.in_parser = False
         self.loop_depth = 0
+        self.bodies: list[Any] = []  # the functions and actions whose bodies are being checked
 
     # The mixins call each other's methods through `self`; these stubs document the main entry points.
     def expr(self, e: ast.Expression, scope: Scope, expected: T.Type | None = None) -> T.Type:

@@ -160,9 +160,11 @@ class DeclsMixin(CheckerState):
         saved = self.return_type
         self.return_type = ret
         self.in_action += 1
+        self.bodies.append(d)
         try:
             self.block(d.body, body_scope)
         finally:
+            self.bodies.pop()
             self.return_type = saved
             self.in_action -= 1
         if not isinstance(ret, T.VoidType) and not self.always_returns(d.body):
@@ -198,9 +200,11 @@ class DeclsMixin(CheckerState):
         saved = self.return_type
         self.return_type = _VOID
         self.in_action += 1
+        self.bodies.append(d)
         try:
             self.block(d.body, s)
         finally:
+            self.bodies.pop()
             self.in_action -= 1
             self.return_type = saved
 

@@ -30,7 +30,7 @@ from p4kit.compiler.backend.storage import (
     field_width,
 )
 from p4kit.compiler.cpmodel import ControlPlaneModel, CPControllerHeader, CPField, CPSerEnum
-from p4kit.compiler.diagnostics import CompileError
+from p4kit.compiler.diagnostics import CompileError, SourceLoc
 
 JSON = dict[str, Any]
 
@@ -60,7 +60,9 @@ def lower_program(program: ast.Program, source: str | Path = "") -> tuple[JSON, 
 
     main = program.main
     if main is None:
-        raise CompileError("the program has no 'main' instantiation (V1Switch(...) main;)", program.loc)
+        raise CompileError(
+            "the program has no 'main' instantiation (V1Switch(...) main;)", _end_of(source, program)
+        )
     pkg = T.unwrap(main.type) if main.type is not None else None
     if not isinstance(pkg, T.PackageType) or pkg.name != "V1Switch":
         raise unsupported(f"package {pkg} (only v1model's V1Switch is supported)", main)
@@ -294,3 +296,22 @@ def _ser_enum_name(ctx: Ctx, t: T.Type | None) -> str:
     if name not in ctx.cp.serializable_enums:
         ctx.cp.serializable_enums[name] = CPSerEnum(name, ut.underlying.width, list(ut.members.items()))
     return name
+
+
+def _end_of(source: str | Path, program: ast.Program) -> SourceLoc | None:
+    """Where a missing top-level declaration is reported: the last line of the user's own file
+    (not the first line of core.p4, where the program's text starts after preprocessing)."""
+    path = str(source)
+    last = None
+    for d in program.decls:
+        loc = getattr(d, "loc", None)
+        if loc is not None and loc.file == path:
+            last = loc
+    try:
+        lines = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return last or program.loc
+    line = len(lines)
+    while line > 1 and not lines[line - 1].strip():
+        line -= 1
+    return SourceLoc(path, max(line, 1), 1)

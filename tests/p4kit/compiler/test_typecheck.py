@@ -269,10 +269,12 @@ def test_break_outside_loop_is_an_error(tmp_path):
         check_src(tmp_path, "apply { break; }")
 
 
-def test_implicit_widening_on_assignment_is_explicit_in_the_ast(tmp_path):
-    prog = check_src(tmp_path, "apply { hdr.h.c = hdr.h.b + 1; }")
+def test_widening_on_assignment_needs_a_cast_as_in_p4c(tmp_path):
+    with pytest.raises(CompileError, match=r"bit<16> cannot be implicitly cast to type bit<32>"):
+        check_src(tmp_path, "apply { hdr.h.c = hdr.h.b + 1; }")
+    prog = check_src(tmp_path, "apply { hdr.h.c = (bit<32>)hdr.h.b + 1; }")
     rhs = ingress_apply(prog)[0].rhs
-    assert isinstance(rhs, ast.Cast) and rhs.type == T.BitsType(32) and rhs.expr.type == T.BitsType(16)
+    assert rhs.type == T.BitsType(32) and isinstance(rhs.left, ast.Cast)
 
 
 def test_constructor_calls_record_their_arguments(tmp_path):
