@@ -1,0 +1,112 @@
+"""The Edge-INC site and worker processes over real UDP sockets on loopback addresses (no switches: the
+senders replicate their streams themselves), through a two-round 2x2 grid: the start agreement between
+rounds, the stage's results handed to the workers, and the exact sum of all four sites at every worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from edge import edge_wire as w
+
+SITES = [1, 2, 3, 4]
+ROUNDS = [(1, [(1, 2), (3, 4)]), (2, [(1, 3), (2, 4)])]
+CHUNKS = 60
+
+
+def _ip(site: int) -> str:
+    return f"127.0.0.{10 + site}"
+
+
+def _worker_ip(site: int) -> str:
+    return f"127.0.1.{10 + site}"
+
+
+def test_two_round_grid_over_loopback_sockets(tmp_path: Path):
+    rng = np.random.default_rng(5)
+    vectors = {
+        s: rng.integers(0, 2**32, size=(CHUNKS, w.LANES), dtype=np.uint64).astype(np.uint32) for s in SITES
+    }
+    start_at = time.time() + 3.0
+    procs = []
+    for s in SITES:
+        np.save(tmp_path / f"in{s}.npy", vectors[s])
+        rounds = []
+        for rnd, cliques in ROUNDS:
+            members = next(c for c in cliques if s in c)
+            rounds.append(
+                {
+                    "round": rnd,
+                    "members": list(members),
+                    "gap_s": 0.001,
+                    "agree_s": 0.01,
+                    "rtt_s": {str(m): 0.002 for m in members if m != s},
+                    "idle_s": 0.05,
+                }
+            )
+        site_spec = {
+            "site": s,
+            "ip": _ip(s),
+            "tenant": 3,
+            "epoch": 77,
+            "memory_bytes": 8 * w.CHUNK_BYTES,
+            "stream_ip": "",
+            "peers": {str(m): _ip(m) for m in SITES if m != s},
+            "workers": [_worker_ip(s)],
+            "rounds": rounds,
+            "lanes_path": str(tmp_path / f"in{s}.npy"),
+            "start_at": start_at,
+            "report": str(tmp_path / f"site{s}.json"),
+            "replicate": "sender",
+            "stall_timeout_s": 10.0,
+            "linger_s": 0.5,
+        }
+        recv_spec = {
+            "ip": _worker_ip(s),
+            "stage_ip": _ip(s),
+            "tenant": 3,
+            "epoch": 77,
+            "rounds": [{"round": r["round"], "chunks": CHUNKS} for r in rounds],
+            "out": str(tmp_path / f"out{s}.npy"),
+            "report": str(tmp_path / f"recv{s}.json"),
+            "timeout_s": 30,
+        }
+        (tmp_path / f"site{s}.spec.json").write_text(json.dumps(site_spec))
+        (tmp_path / f"recv{s}.spec.json").write_text(json.dumps(recv_spec))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "edge.edge_receiver", str(tmp_path / f"recv{s}.spec.json")]
+            )
+        )
+        procs.append(
+            subprocess.Popen([sys.executable, "-m", "edge.edge_site", str(tmp_path / f"site{s}.spec.json")])
+        )
+    try:
+        for p in procs:
+            p.wait(timeout=60)
+    finally:
+        for p in procs:
+            p.kill()
+    want = np.zeros_like(vectors[1])
+    for v in vectors.values():
+        want += v
+    for s in SITES:
+        site = json.loads((tmp_path / f"site{s}.json").read_text())
+        assert "error" not in site, site
+        assert [r["count"] for r in site["rounds"]] == [2, 4]
+        r1, r2 = site["rounds"]
+        # round 2 starts after the last member of its clique was ready, by the agreement delay
+        assert r2["start"] >= r1["done"] + 0.01 - 1e-3
+        assert all(r["stage"]["peak_chunks"] <= 8 for r in site["rounds"])
+        recv = json.loads((tmp_path / f"recv{s}.json").read_text())
+        assert "error" not in recv, recv
+        assert recv["count"] == [4]
+        assert np.array_equal(np.load(tmp_path / f"out{s}.npy"), want)
+    # the two members of each round-2 clique started at the same instant (A4)
+    starts = {s: json.loads((tmp_path / f"site{s}.json").read_text())["rounds"][1]["start"] for s in SITES}
+    assert abs(starts[1] - starts[3]) < 1e-6 and abs(starts[2] - starts[4]) < 1e-6
