@@ -211,7 +211,9 @@ class ControlLowering:
                 [a for a in c.args if a is not None],
                 scope,
                 nxt,
-                lambda hook, n: self.action_node(lambda sl: sl.call(s.call), scope, n, s, hook=hook),
+                lambda hook, n, snaps=None: self.action_node(
+                    lambda sl: sl.call(s.call), scope, n, s, hook=hook, overrides=snaps
+                ),
             )
         if isinstance(s, ast.AssignmentStatement) and _short_circuit_with_effects(s.rhs):
             # `b = x && t.apply().hit`: evaluate as control flow so the right side may not run
@@ -228,7 +230,9 @@ class ControlLowering:
                 [e for e in exprs if e is not None],
                 scope,
                 nxt,
-                lambda hook, n: self.action_node(lambda sl: sl.stmt(s), scope, n, s, hook=hook),
+                lambda hook, n, snaps=None: self.action_node(
+                    lambda sl: sl.stmt(s), scope, n, s, hook=hook, overrides=snaps
+                ),
             )
         raise unsupported(f"{type(s).__name__} in a control body", s)
 
@@ -264,13 +268,22 @@ class ControlLowering:
             # after the table, whatever path: the pipeline goes on at one of the two branches
             return self.apply_table(mce, scope, t_next, hit_miss=(hit_n, miss_n))
         return self.with_hoisted(
-            [e], scope, None, lambda hook, _n: self.conditional(e, scope, t_next, f_next, hook)
+            [e],
+            scope,
+            None,
+            lambda hook, _n, snaps=None: self.conditional(e, scope, t_next, f_next, hook, snaps),
         )
 
     def conditional(
-        self, e: ast.Expression, scope: Scope, t_next: Next, f_next: Next, hook: Callable[[Any], Loc] | None
+        self,
+        e: ast.Expression,
+        scope: Scope,
+        t_next: Next,
+        f_next: Next,
+        hook: Callable[[Any], Loc] | None,
+        overrides: dict[int, Loc] | None = None,
     ) -> Next:
-        cond = ExprLowering(self.ctx, scope, hook).cond(e)
+        cond = ExprLowering(self.ctx, scope, hook, overrides).cond(e)
         if cond.get("type") == "bool":
             return t_next if cond["value"] else f_next
         name = self.ctx.out.node_names.fresh(f"node_{len(self.ctx.out.node_names.used) + 1}")
@@ -460,10 +473,14 @@ class ControlLowering:
         node: ast.Node | None,
         hook: Callable[[Any], Loc] | None = None,
         base: str = "act",
+        overrides: dict[int, Loc] | None = None,
     ) -> Next:
-        """A synthesized action holding the primitives `fill` produces, applied by a hidden table."""
+        """A synthesized action holding the primitives `fill` produces, applied by a hidden table.
+        `overrides` are operands already copied into temporaries (see `Snapshot`)."""
 
         def run(sl: StmtLowering) -> None:
+            if overrides:
+                sl.overrides = overrides
             if hook is not None:
                 default = sl.eval_call
 
@@ -530,7 +547,7 @@ class ControlLowering:
         exprs: list[ast.Expression],
         scope: Scope,
         nxt: Next,
-        build: Callable[[Callable[[Any], Loc], Next], Next],
+        build: Callable[..., Next],
     ) -> Next:
         """Evaluate table results (`t.apply().hit`) and calls used inside `exprs` into temporaries,
         in nodes placed before whatever `build` makes (which reads them through the hook)."""
@@ -538,7 +555,11 @@ class ControlLowering:
         for e in exprs:
             _collect(e, items, control=True)
         temps: dict[int, Loc] = {}
+        snaps: dict[int, Loc] = {}
         for it in items:
+            if isinstance(it, Snapshot):
+                snaps[id(it.expr)] = self.ctx.temp(it.expr.type or T.BitsType(32))
+                continue
             t = T.BoolType() if isinstance(it, ast.Member) else (it.type or T.BitsType(32))
             temps[id(it)] = self.ctx.temp(t)
 
@@ -548,8 +569,12 @@ class ControlLowering:
                 raise unsupported("this call inside an expression", e)
             return loc
 
-        cur = build(hook, nxt)
+        cur = build(hook, nxt, snaps) if snaps else build(hook, nxt)
         for it in reversed(items):
+            if isinstance(it, Snapshot):
+                tmp = snaps[id(it.expr)]
+                cur = self.action_node(lambda sl, t=tmp, x=it.expr: sl.assign(t, x, x), scope, cur, it.expr)
+                continue
             tmp = temps[id(it)]
             if isinstance(it, ast.Member):
                 assert isinstance(tmp, FieldLoc)
@@ -566,7 +591,9 @@ class ControlLowering:
                 cur = self.apply_table(it.expr, scope, cur, hit_miss=(hit_n, miss_n))
             else:
                 call = it
-                cur = self.action_node(lambda sl, c=call, t=tmp: sl.call(c, t), scope, cur, it, hook=hook)
+                cur = self.action_node(
+                    lambda sl, c=call, t=tmp: sl.call(c, t), scope, cur, it, hook=hook, overrides=snaps
+                )
         return cur
 
 
@@ -647,12 +674,16 @@ def _collect(e: Any, items: list[Any], control: bool) -> None:
     if isinstance(e, ast.MethodCallExpression):
         c = e.call
         if c is not None and c.kind in ("function", "extern_function", "extern_method", "table_apply"):
-            for a in c.args:
-                _collect(a, items, control)
+            directions = [p.direction for p in c.params]
+            reads = [i < len(directions) and directions[i] in ("", "in") for i in range(len(c.args))]
+            _collect_in_order(list(c.args), reads, items, control)
             items.append(e)
             return
         if c is not None and c.kind == "builtin":
             return
+    if isinstance(e, ast.BinaryOp) and e.op not in ("&&", "||"):
+        _collect_in_order([e.left, e.right], [True, True], items, control)
+        return
     for name in ("expr", "left", "right", "cond", "then", "else_", "index"):
         sub = getattr(e, name, None)
         if isinstance(sub, ast.Expression):
@@ -662,3 +693,41 @@ def _collect(e: Any, items: list[Any], control: bool) -> None:
     if isinstance(e, ast.StructExpression):
         for f in e.fields:
             _collect(f.value, items, control)
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """An operand read before a call to its right runs: P4 evaluates arguments and operands left to
+    right, so in `f(x, g(x))` the first argument is x's value before g changes it."""
+
+    expr: ast.Expression
+
+
+def _collect_in_order(operands: list[Any], reads: list[bool], items: list[Any], control: bool) -> None:
+    """Operands in evaluation order; a plain operand read as a value is copied (a `Snapshot`) when a
+    later operand calls something that may change what it reads."""
+    hoisted = [o is not None and _hoistable(o, control) for o in operands]
+    for i, o in enumerate(operands):
+        if o is None:
+            continue
+        if hoisted[i]:
+            _collect(o, items, control)
+        elif reads[i] and any(hoisted[i + 1 :]) and o.const_value is None and _reads_storage(o):
+            items.append(Snapshot(o))
+
+
+def _reads_storage(e: Any) -> bool:
+    """Whether an expression reads a variable, field or header (and not only constants)."""
+    if isinstance(e, ast.PathExpression):
+        return not isinstance(e.decl, ast.ConstDecl)
+    if isinstance(e, ast.Member) and e.kind in ("enum_member", "error_member"):
+        return False
+    if isinstance(e, ast.Node):
+        for k, v in vars(e).items():
+            if k in _NOT_CHILDREN:
+                continue
+            if isinstance(v, ast.Node) and _reads_storage(v):
+                return True
+            if isinstance(v, list) and any(isinstance(x, ast.Node) and _reads_storage(x) for x in v):
+                return True
+    return False

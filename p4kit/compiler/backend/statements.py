@@ -19,6 +19,7 @@ from typing import Any
 from p4kit.compiler import ast
 from p4kit.compiler import types as T  # noqa: N812
 from p4kit.compiler.backend import values as V  # noqa: N812
+from p4kit.compiler.backend.aliasing import params_to_copy
 from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering, is_bool
 from p4kit.compiler.backend.storage import (
@@ -56,6 +57,7 @@ class Frame:
     result: Loc | None = None
     kill: JSON | None = None
     dead: bool = False
+    copy_out: list[tuple[Loc, Loc]] = field(default_factory=list)  # (argument, copy) of aliased params
 
 
 def local_variables(node: Any) -> list[ast.VariableDecl]:
@@ -208,6 +210,8 @@ class StmtLowering:
             else:
                 frame.kill = g if frame.kill is None else V.expr("or", frame.kill, g)
         elif isinstance(s, ast.ExitStatement):
+            for f in reversed(self.frames):  # exit still copies out, innermost call first
+                self.copy_back(f, s)
             self.emit("exit", [], s)
             if self.jump_depth:
                 self.frames[0].returns.append(self.emit("_jump", [V.hexstr(0)], s))
@@ -544,9 +548,18 @@ class StmtLowering:
         else:
             raise unsupported(f"{c.name}() as a statement", mce)
 
-    def bind_params(self, params: list[ast.Parameter], c: ast.CallInfo, node: ast.Node, scope: Scope) -> None:
-        """Bind a callee's parameters: out/inout to the argument's storage, in/directionless to a value
-        (constants directly, anything else copied into a temporary first: copy-in semantics)."""
+    def bind_params(
+        self,
+        params: list[ast.Parameter],
+        c: ast.CallInfo,
+        node: ast.Node,
+        scope: Scope,
+        copies: set[int] = frozenset(),  # type: ignore[assignment]
+        frame: Frame | None = None,
+    ) -> None:
+        """Bind a callee's parameters: out/inout to the argument's storage (or, for the indices in
+        `copies`, to a copy made now and copied back by `frame`'s copy-out), in/directionless to a
+        value (constants directly, anything else copied into a temporary first: copy-in semantics)."""
         for i, p in enumerate(params):
             a = c.args[i] if i < len(c.args) else None
             if a is None:
@@ -557,7 +570,14 @@ class StmtLowering:
                     continue
                 raise unsupported(f"missing argument for {p.name}", node)
             if p.direction in ("out", "inout"):
-                scope.bind(p, self.ex.loc(a))
+                target = self.ex.loc(a)
+                if i in copies and frame is not None:
+                    tmp = self.ctx.layout.materialize(f"{p.name}_copy", p.type or a.type or T.BitsType(1))
+                    if p.direction == "inout":
+                        self.copy(tmp, target, node)
+                    frame.copy_out.append((target, tmp))
+                    target = tmp
+                scope.bind(p, target)
                 continue
             pt = p.type or a.type or T.IntType()
             if a.const_value is not None or (
@@ -590,10 +610,10 @@ class StmtLowering:
         if not isinstance(decl, (ast.ActionDecl, ast.FunctionDecl)):
             raise unsupported("a call to this kind of declaration", node)
         callee_scope = self.scope.child()
-        self.bind_params(decl.params, c, node, callee_scope)
+        frame = Frame(result=result)
+        self.bind_params(decl.params, c, node, callee_scope, params_to_copy(decl, c.args), frame)
         saved = self.scope
         self.scope = callee_scope
-        frame = Frame(result=result)
         self.frames.append(frame)
         try:
             self.stmt(decl.body)
@@ -602,6 +622,14 @@ class StmtLowering:
             self.scope = saved
         for i in frame.returns:
             self.prims[i]["parameters"][0] = V.hexstr(len(self.prims))
+        if not any(f.dead for f in self.frames):  # after an exit, the copies went out before it
+            self.copy_back(frame, node)
+
+    def copy_back(self, frame: Frame, node: ast.Node) -> None:
+        """Copy-out of the parameters that were bound to copies, in parameter order (as P4 does:
+        with two parameters on one argument, the last one's value stays)."""
+        for target, tmp in frame.copy_out:
+            self.copy(target, tmp, node)
 
 
 def lower_body(ctx: Ctx, scope: Scope, fill: Any) -> tuple[StmtLowering, list[JSON]]:
