@@ -24,6 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from p4kit.switch import fusion
 from p4kit.switch.errors import PipelineLoadError
 from p4kit.switch.program import HeaderInst, HeaderType, Program, TableInfo
 from p4kit.switch.state import SwitchState
@@ -36,6 +37,10 @@ class ParserError(Exception):
         super().__init__(name)
         self.code = code
         self.name = name
+
+
+class _NotLane(Exception):
+    """A lane run whose segment cannot be written as one list operation (fusion.py)."""
 
 
 class ExitControl(Exception):
@@ -186,6 +191,24 @@ def _ident(prefix: str, name: str, i: int) -> str:
     return f"{prefix}{i}_{safe}"
 
 
+def _field_refs(v: Any) -> set[tuple[str, str]]:
+    """Every (header, field) a JSON value refers to."""
+    out: set[tuple[str, str]] = set()
+    if isinstance(v, dict):
+        if v.get("type") == "field" and isinstance(v.get("value"), list) and len(v["value"]) == 2:
+            out.add((v["value"][0], v["value"][1]))
+        for x in v.values():
+            out |= _field_refs(x)
+    elif isinstance(v, list):
+        for x in v:
+            out |= _field_refs(x)
+    return out
+
+
+def _uses(code: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.]){name}(?!\w)", code) is not None
+
+
 class CodeGen:
     """Generates the Python module for one program; ``build()`` returns its source."""
 
@@ -215,6 +238,12 @@ class CodeGen:
         sm = prog.header_by_name["standard_metadata"]
         self.sm = sm.id
         self.smf = {f.name: i + 1 for i, f in enumerate(sm.htype.fields)}
+        # Lane runs of fused registers (fusion.py), per action id, and their storage.
+        self.lane_runs: dict[int, list[fusion.LaneRun]] = {}
+        self.fused: dict[tuple, fusion.FusedRows] = {}
+        self._lane_env: dict[tuple[str, str], tuple[str, int | None]] | None = None
+        self._lane_block: set[tuple[str, str]] = set()
+        self._lane_pre: list[str] = []
 
     # ------------------------------------------------------------------ helpers
     def emit(self, ind: int, line: str) -> None:
@@ -316,6 +345,8 @@ class CodeGen:
             raise PipelineLoadError("missing expression")
         t = v.get("type")
         val = v.get("value")
+        if t == "field" and self._lane_env is not None:
+            return self._lane_field(v)
         if t == "field" or t == "stack_field":
             target, w, signed = self.field_lvalue(v)
             if self._fwd is not None and target in self._fwd:
@@ -1163,9 +1194,16 @@ class CodeGen:
                     self.primitive(1, p)
             else:
                 self._fwd, self._dirty = {}, {}
+                runs = {r.start: r for r in self.lane_runs.get(a.id, [])}
                 try:
-                    for p in a.primitives:
-                        self.forwarding_primitive(p)
+                    k = 0
+                    while k < len(a.primitives):
+                        run = runs.get(k)
+                        if run is not None and self.gen_lane_run(run):
+                            k += run.seg * run.count
+                            continue
+                        self.forwarding_primitive(a.primitives[k])
+                        k += 1
                     self._flush(1)
                 finally:
                     self._fwd, self._dirty = None, {}
@@ -1175,6 +1213,167 @@ class CodeGen:
                 self.out[n0:] = _bind_header_locals(self.out[n0:])
             self.emit(0, "")
             self._rd_width = {}
+
+    # ---- fused lane runs (fusion.py)
+    def _lane_field(self, v: dict) -> tuple[str, int | None]:
+        """A field read inside a lane segment: the lane's symbolic value, or a value the same for
+        every lane (read once, before the list operation)."""
+        key = (v["value"][0], v["value"][1])
+        if key in self._lane_env:  # type: ignore[operator]
+            return self._lane_env[key]  # type: ignore[index]
+        if key in self._lane_block:
+            raise _NotLane(f"{key} is read before the segment writes it")
+        env, self._lane_env = self._lane_env, None
+        try:
+            code, w = self.expr(v)
+        finally:
+            self._lane_env = env
+        local = self.tmp("lb")
+        self._lane_pre.append(f"{local} = {code}")
+        return local, w
+
+    def gen_lane_run(self, run: fusion.LaneRun) -> bool:
+        """A lane run as list operations over the fused rows; False (nothing emitted) when a
+        segment's effect cannot be expressed per lane."""
+        fused = self.fused.get(run.registers)
+        if fused is None:
+            return False
+        h = self.hdr(run.header)
+        first = h.htype.index[run.fields[0]] + 1
+        end = first + run.count
+        fw = h.htype.fields[first - 1].width
+        reg = self.prog.registers[run.registers[0]]
+        rw = reg.bitwidth
+        lane = (run.header, run.fields[0])
+        writes: set[tuple[str, str]] = set()
+        index: dict | None = None
+        for p in run.template:
+            ps = p.get("parameters", [])
+            dst = ps[0] if p["op"] != "register_write" else None
+            if dst is not None:
+                if dst.get("type") != "field":
+                    return False
+                writes.add((dst["value"][0], dst["value"][1]))
+            idx = ps[2] if p["op"] == "register_read" else ps[1] if p["op"] == "register_write" else None
+            if idx is not None:
+                if index is not None and idx != index:
+                    return False
+                index = idx
+        if index is None:
+            return False
+        refs = _field_refs(index)
+        others = {(run.header, f) for f in run.fields[1:]}
+        if refs & (writes | {lane} | others) or _field_refs(run.template) & others:
+            return False
+        self._flush(1)
+        fwd, self._fwd = self._fwd, None  # the lists are current; the run reads and writes them
+        self._lane_env = {lane: ("_lf", fw)}
+        self._lane_block = writes - {lane}
+        self._lane_pre = []
+        reg_cur: tuple[str, int | None] = ("_lr", rw)
+        try:
+            idx_code, iw = self.expr(index)
+            for p in run.template:
+                ps = p["parameters"]
+                if p["op"] == "register_read":
+                    self._lane_assign(ps[0], reg_cur)
+                elif p["op"] == "register_write":
+                    code, w = self.expr(ps[2])
+                    reg_cur = (code if w is not None and w <= rw else f"(({code}) & {_mask(rw)})", rw)
+                else:
+                    self._lane_assign(ps[0], self.expr(ps[1]))
+        except (_NotLane, PipelineLoadError):
+            self._fwd = fwd
+            return False
+        finally:
+            env, self._lane_env = self._lane_env, None
+        self._emit_lane_run(run, fused, h.id, first, end, idx_code, iw, reg_cur[0], env, lane)
+        self._fwd = {}  # what forwarding knew before the run is gone
+        return True
+
+    def _lane_assign(self, dst: dict, value: tuple[str, int | None]) -> None:
+        key = (dst["value"][0], dst["value"][1])
+        _, _, info = self.prog.field_ref(*key)
+        if info is None or info.signed or info.width == 0:
+            raise _NotLane(f"{key} is not an unsigned field")
+        code, w = value
+        masked = code if w is not None and w <= info.width else f"(({code}) & {_mask(info.width)})"
+        self._lane_env[key] = (masked, info.width)  # type: ignore[index]
+        self._lane_block.discard(key)
+
+    def _emit_lane_run(
+        self,
+        run: fusion.LaneRun,
+        fused: fusion.FusedRows,
+        hid: int,
+        first: int,
+        end: int,
+        idx_code: str,
+        iw: int | None,
+        reg_out: str,
+        env: dict,
+        lane: tuple[str, str],
+    ) -> None:
+        field_out = env[lane][0]
+        temps = {k: code for k, (code, _) in env.items() if k != lane}
+        exprs = [reg_out, field_out, *temps.values()]
+        reads_r = any(_uses(c, "_lr") for c in exprs)
+        reads_f = any(_uses(c, "_lf") for c in exprs)
+        rows = self.const(_ident("FG", run.registers[0], len(self.consts)), fused.rows)
+        zero = self.const(f"FZ{len(self.consts)}", fused.zero)
+        for line in self._lane_pre:  # values the same for every lane (the index may use them)
+            self.emit(1, line)
+        i = self.tmp("li")
+        self.emit(1, f"{i} = {idx_code}")
+        ok = f"{i} < {fused.size}" if iw is not None else f"0 <= {i} < {fused.size}"
+        row = self.tmp("lrow")
+        fl = self.tmp("lfl")
+        if reads_r:
+            self.emit(1, f"{row} = {rows}[{i}] if {ok} else {zero}")
+        if reads_f:
+            self.emit(1, f"{fl} = H[{hid}][{first}:{end}]")
+
+        def vec(code: str) -> str:
+            if code == "_lr":
+                return row
+            if code == "_lf":
+                return fl
+            r, f = _uses(code, "_lr"), _uses(code, "_lf")
+            if r and f:
+                return f"[{code} for _lr, _lf in zip({row}, {fl})]"
+            if r:
+                return f"[{code} for _lr in {row}]"
+            if f:
+                return f"[{code} for _lf in {fl}]"
+            return f"[{code}] * {run.count}"
+
+        vr = vf = None
+        if reg_out == "_lf":
+            vr = fl  # a fresh slice of the header: the row may keep it
+        elif reg_out != "_lr":
+            vr = self.tmp("lv")
+            self.emit(1, f"{vr} = {vec(reg_out)}")
+        if field_out != "_lf":
+            if field_out == reg_out and vr is not None:
+                vf = vr
+            elif field_out == "_lr":
+                vf = row
+            else:
+                vf = self.tmp("lv")
+                self.emit(1, f"{vf} = {vec(field_out)}")
+        if temps:  # a temporary keeps what the last lane left in it
+            if any(_uses(c, "_lr") for c in temps.values()):
+                self.emit(1, f"_lr = {row}[-1]")
+            if any(_uses(c, "_lf") for c in temps.values()):
+                self.emit(1, f"_lf = {fl}[-1]")
+            for (hname, fname), code in temps.items():
+                target, _, _ = self.field_lvalue({"type": "field", "value": [hname, fname]})
+                self.emit(1, f"{target} = {code}")
+        if vr is not None:
+            self.emit(1, f"if {ok}:")
+            self.emit(2, f"{rows}[{i}] = {vr}")
+        if vf is not None:
+            self.emit(1, f"H[{hid}][{first}:{end}] = {vf}")
 
     def gen_jumping_body(self, prims: list[dict]) -> None:
         """Actions with BMv2's _jump/_jump_if_zero (absolute primitive offsets): basic blocks in a
@@ -1707,6 +1906,10 @@ class CodeGen:
 def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dict) -> Compiled:
     """Generate, compile and execute the module; return its namespace and binding tables."""
     gen = CodeGen(prog, state, trace)
+    groups = fusion.fusable_groups(prog)
+    gen.fused = fusion.fuse_state(prog, state.registers, groups)  # storage is fused even when tracing
+    if not trace:  # traced code keeps one primitive per lane, so each register access is logged
+        gen.lane_runs = groups
     src = gen.build()
     ns: dict[str, Any] = dict(helpers)
     ns.update(gen.consts)

@@ -434,8 +434,10 @@ class Engine:
         # The ingress control inline (its function body has no return statement).
         lines += ns["PIPE_BODY_ingress"].split("\n") if "PIPE_BODY_ingress" in ns else ["    INGRESS(P, H)"]
         lines += [
-            "    if P.special or sm[MG]:",
+            "    if P.special:",
             "        return slow_ingress(P, data, port)",
+            "    if sm[MG]:",
+            "        return mcast(P, port)",
             "    es = sm[ES]",
             "    if es == DROP:",
             "        drop(DROP_IN)",
@@ -472,6 +474,68 @@ class Engine:
             "    if es == cpu_port and sw._packet_in_cb is not None:",
             "        return packet_in(out, port)",
             "    return [(es, out)]",
+        ]
+
+        # Multicast without the general path's queues: each replica gets a copy of the headers
+        # (the last one takes the original's), runs egress and is deparsed; anything rarer (clones,
+        # recirculation, a rated queue) still goes to the general path.
+        mc = [
+            "def mcast(P, port):",
+            "    H = P.H",
+            "    mg = H[SM][MG]",
+            "    reps = replicas(mg)",
+            "    if not reps:",
+            "        drop(f'multicast group {mg} has no replicas (or does not exist)')",
+            "        return []",
+        ]
+        if tm.any_rate:
+            mc += [
+                "    for rp, _ in reps:",
+                "        if tm_rated(rp):",
+                "            return slow_ingress(P, P.data, port)",
+            ]
+        if uses_ts:
+            mc.append("    now = int((clock() - t0) * 1000000) & 0xFFFFFFFFFFFF")
+        mc += [
+            "    outs = []",
+            "    last = len(reps) - 1",
+            "    for k, (rp, rid) in enumerate(reps):",
+            "        if k < last:",
+            "            Q = Pkt.__new__(Pkt)",
+            "            Q.data, Q.off, Q.dlen, Q.plen, Q.in_port = P.data, P.off, P.dlen, P.plen, P.in_port",
+            *(["            Q.nx = P.nx[:]"] if nstacks else []),
+            "            Q.H = QH = [h[:] for h in H]",
+            "        else:",
+            "            Q, QH = P, H",
+            "        qs = QH[SM]",
+            "        qs[RID] = rid",
+            "        qs[IT] = 5  # REPLICATION",
+            "        qs[EP] = rp",
+            "        qs[ES] = 0",
+        ]
+        if uses_ts:
+            mc.append("        qs[EGTS] = now")
+        if self.Q_ENQ_TS and '"enq_timestamp"]' in src_json:
+            mc.append("        qs[QENQTS] = int((clock() - t0) * 1000000) & 0xFFFFFFFF")
+        if ns.get("HAS_EGRESS"):
+            mc += [
+                "        EGRESS(Q, QH)",
+                "        if Q.special:",
+                "            outs.extend(slow_egress(Q, rp))",
+                "            continue",
+                "        if qs[ES] == DROP:",
+                "            drop(DROP_OUT)",
+                "            continue",
+            ]
+        if ns.get("HAS_UPDATE"):
+            mc.append("        UPDATE(Q, QH)")
+        mc += [
+            "        out = DEPARSE(Q, QH)",
+            "        if rp == cpu_port and sw._packet_in_cb is not None:",
+            "            packet_in(out, port)",
+            "        else:",
+            "            outs.append((rp, out))",
+            "    return outs",
         ]
 
         def packet_in(out: bytes, port: int) -> list:
@@ -516,6 +580,9 @@ class Engine:
             "packet_in": packet_in,
             "tm": tm,
             "tm_rated": tm.rated,
+            "replicas": self.state.pre.replicas,
+            "RID": F["egress_rid"],
+            "IT": F["instance_type"],
             "QPRIO": self.Q_PRIO,
             "QENQTS": self.Q_ENQ_TS,
         }
@@ -581,7 +648,7 @@ class Engine:
             "            drop(f'internal error while processing the packet: {type(exc).__name__}: {exc}')",
             "    return _outs",
         ]
-        self.fast_source = "\n".join([*wrapped, "", *batch]) + "\n"  # kept for reading and debugging
+        self.fast_source = "\n".join([*mc, "", *wrapped, "", *batch]) + "\n"  # kept for reading and debugging
         exec(compile(self.fast_source, "<p4kit fast path>", "exec"), env)
         self.fast_env = env
         return env["fast"]

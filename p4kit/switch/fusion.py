@@ -1,0 +1,288 @@
+"""Register arrays that an action uses lane by lane, fused into rows and run as one list operation.
+
+Why: a program that keeps a vector per register index (INC keeps 64 lanes per slot) must declare
+one register array per lane, and its actions repeat the same few primitives once per lane:
+
+    lane0.read(acc, i); acc = acc + hdr.v0; lane0.write(i, acc); hdr.v0 = acc;
+    lane1.read(acc, i); acc = acc + hdr.v1; lane1.write(i, acc); hdr.v1 = acc;   ... x 64
+
+Generated one primitive at a time that is 256 statements and some 130 ns per lane. Here such a run
+is recognised in the BMv2 JSON of ANY program (nothing is keyed to a name) and becomes
+
+    row = FUSED[i]; v = [(r + f) & 0xFFFFFFFF for r, f in zip(row, h[1:65])]; FUSED[i] = v; h[1:65] = v
+
+which is one C-level loop. The storage changes with it: the K registers become one list of rows
+(row i holds every lane's cell i), so one index reads all lanes at once. `FusedColumn` gives each
+original register its list-like view for everything else (the control plane, other actions), so
+the program and the control plane see K ordinary registers.
+
+What counts as a lane run (`find_lane_runs`): K >= 4 consecutive segments of L <= 6 primitives that
+are equal except that segment k names register R_k where segment 0 names R_0, and field f_k of one
+header where segment 0 names f_0, with
+- only register_read, register_write and assign; one register and one lane field per segment;
+- the lane fields consecutive in their header, of one width, unsigned; the registers distinct, of
+  one size and width; the index the same everywhere and free of lane fields;
+- lanes independent: every other field a segment writes (a temporary) is written before it is read
+  in that segment; fields it only reads are the same for every lane.
+Each segment's effect is then evaluated symbolically (`LaneProgram`) over two per-lane inputs, the
+register cell `_lr` and the packet's lane field `_lf`, into one element expression per output.
+An expression this module does not translate leaves the run to the ordinary per-lane code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4kit.switch.program import Program
+
+MIN_LANES = 4
+MAX_SEGMENT = 6
+_OPS = frozenset({"register_read", "register_write", "assign", "modify_field"})
+
+
+@dataclass
+class LaneRun:
+    """K segments of `seg` primitives starting at primitive `start` of an action."""
+
+    start: int
+    seg: int
+    count: int
+    registers: tuple[str, ...]  # R_0 .. R_{K-1}
+    header: str  # instance holding the lane fields
+    fields: tuple[str, ...]  # f_0 .. f_{K-1}, consecutive in the header
+    template: list[dict]  # segment 0
+
+
+def _canon(v: Any) -> Any:
+    """The primitive with every register and field name replaced by a placeholder."""
+    if isinstance(v, dict):
+        t = v.get("type")
+        if t == "register_array":
+            return {"type": t, "value": "$R"}
+        if t == "field" and isinstance(v.get("value"), list) and len(v["value"]) == 2:
+            return {"type": t, "value": [v["value"][0], "$F"]}
+        return {k: _canon(x) for k, x in v.items() if k != "source_info"}
+    if isinstance(v, list):
+        return [_canon(x) for x in v]
+    return v
+
+
+def _pairs(a: Any, b: Any, out: set) -> bool:
+    """Whether `b` is `a` with register names and field names (same header) substituted; the
+    substitutions go to `out` as ("R", a, b) and ("F", (h, fa), (h, fb))."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        t = a.get("type")
+        if t == "register_array" and b.get("type") == t:
+            if a["value"] != b["value"]:
+                out.add(("R", a["value"], b["value"]))
+            return True
+        if t == "field" and b.get("type") == t and len(a.get("value", ())) == 2:
+            (ha, fa), (hb, fb) = a["value"], b["value"]
+            if ha != hb:
+                return False
+            if fa != fb:
+                out.add(("F", (ha, fa), (hb, fb)))
+            return True
+        keys = {k for k in a if k != "source_info"}
+        if keys != {k for k in b if k != "source_info"}:
+            return False
+        return all(_pairs(a[k], b[k], out) for k in keys)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_pairs(x, y, out) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _segment_subst(prims: list[dict], s0: int, sk: int, seg: int) -> tuple[tuple, tuple] | None:
+    """The (register, field) substitution turning segment s0 into segment sk, when it is exactly one
+    register and one field of one header."""
+    out: set = set()
+    for i in range(seg):
+        if not _pairs(prims[s0 + i], prims[sk + i], out):
+            return None
+    regs = [p for p in out if p[0] == "R"]
+    flds = [p for p in out if p[0] == "F"]
+    if len(regs) != 1 or len(flds) != 1:
+        return None
+    return regs[0][1:], flds[0][1:]
+
+
+def find_lane_runs(prog: Program, prims: list[dict]) -> list[LaneRun]:
+    """The lane runs of one action body (see the module docstring), left to right."""
+    canon = [json.dumps(_canon(p), sort_keys=True) for p in prims]
+    runs: list[LaneRun] = []
+    n = len(prims)
+    s = 0
+    while s < n:
+        best: LaneRun | None = None
+        for seg in range(1, MAX_SEGMENT + 1):
+            if s + MIN_LANES * seg > n:
+                break
+            if any(prims[s + i].get("op") not in _OPS for i in range(seg)):
+                continue
+            regs: list[str] = []
+            flds: list[tuple[str, str]] = []
+            k = 1
+            while s + (k + 1) * seg <= n and canon[s + k * seg : s + (k + 1) * seg] == canon[s : s + seg]:
+                sub = _segment_subst(prims, s, s + k * seg, seg)
+                if sub is None:
+                    break
+                (r0, rk), (f0, fk) = sub
+                if not regs:
+                    regs, flds = [r0], [f0]
+                if r0 != regs[0] or f0 != flds[0] or rk in regs or fk in flds:
+                    break
+                regs.append(rk)
+                flds.append(fk)
+                k += 1
+            if k >= MIN_LANES and (best is None or k * seg > best.count * best.seg):
+                run = _checked_run(prog, prims, s, seg, k, regs, flds)
+                if run is not None:
+                    best = run
+        if best is None:
+            s += 1
+        else:
+            runs.append(best)
+            s += best.count * best.seg
+    return runs
+
+
+def _checked_run(
+    prog: Program, prims: list[dict], s: int, seg: int, k: int, regs: list[str], flds: list[tuple[str, str]]
+) -> LaneRun | None:
+    header = flds[0][0]
+    inst = prog.header_by_name.get(header)
+    if inst is None or any(h != header for h, _ in flds):
+        return None
+    positions = [inst.htype.index.get(f) for _, f in flds]
+    if None in positions or positions != list(range(positions[0], positions[0] + k)):  # type: ignore[operator]
+        return None
+    infos = [inst.htype.fields[p] for p in positions]  # type: ignore[index]
+    if len({f.width for f in infos}) != 1 or any(f.signed or f.width == 0 for f in infos):
+        return None
+    arrays = [prog.registers.get(r) for r in regs]
+    if any(a is None for a in arrays) or len({(a.size, a.bitwidth) for a in arrays}) != 1:  # type: ignore[union-attr]
+        return None
+    return LaneRun(s, seg, k, tuple(regs), header, tuple(f for _, f in flds), prims[s : s + seg])
+
+
+def fusable_groups(prog: Program) -> dict[int, list[LaneRun]]:
+    """Lane runs of every action whose registers can be fused: a register belongs to one register
+    tuple only (the same tuple may serve several actions: store, add, max, load)."""
+    by_action: dict[int, list[LaneRun]] = {}
+    owner: dict[str, tuple[str, ...]] = {}
+    bad: set[tuple[str, ...]] = set()
+    for a in prog.actions_by_id.values():
+        if any(p.get("op") in ("_jump", "_jump_if_zero") for p in a.primitives):
+            continue
+        runs = find_lane_runs(prog, a.primitives)
+        if runs:
+            by_action[a.id] = runs
+        for run in runs:
+            for r in run.registers:
+                if owner.setdefault(r, run.registers) != run.registers:
+                    bad.add(owner[r])
+                    bad.add(run.registers)
+    return {
+        aid: kept for aid, runs in by_action.items() if (kept := [r for r in runs if r.registers not in bad])
+    }
+
+
+# ------------------------------------------------------------------------------------- storage
+class FusedRows:
+    """K registers of one size as `rows[i]` = every lane's cell i (a list, or the shared zero tuple)."""
+
+    def __init__(self, names: tuple[str, ...], size: int, columns: list[list[int]] | None = None) -> None:
+        self.names = names
+        self.size = size
+        self.zero = (0,) * len(names)
+        if columns and any(any(c) for c in columns):
+            self.rows: list[Any] = [list(t) for t in zip(*columns, strict=True)]
+        else:
+            self.rows = [self.zero] * size
+
+
+class FusedColumn:
+    """One register of a fused group, as the list of its cells (what SwitchState.registers holds)."""
+
+    __slots__ = ("fused", "lane")
+
+    def __init__(self, fused: FusedRows, lane: int) -> None:
+        self.fused = fused
+        self.lane = lane
+
+    def __len__(self) -> int:
+        return self.fused.size
+
+    def __iter__(self) -> Iterator[int]:
+        lane = self.lane
+        return (row[lane] for row in self.fused.rows)
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [row[self.lane] for row in self.fused.rows[i]]
+        return self.fused.rows[i][self.lane]
+
+    def __setitem__(self, i: int | slice, value: Any) -> None:
+        rows = self.fused.rows
+        if isinstance(i, slice):
+            for idx, v in zip(range(*i.indices(len(rows))), value, strict=True):
+                self[idx] = v
+            return
+        row = rows[i]
+        if type(row) is tuple:
+            row = list(row)
+            rows[i] = row
+        row[self.lane] = value
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, FusedColumn)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def fuse_state(
+    prog: Program, registers: dict[str, Any], groups: dict[int, list[LaneRun]]
+) -> dict[tuple, FusedRows]:
+    """Turn the registers of every fused tuple into one FusedRows (keeping their values); already
+    fused ones (a recompile: tracing turned on or off) are kept as they are."""
+    fused: dict[tuple, FusedRows] = {}
+    for runs in groups.values():
+        for run in runs:
+            if run.registers in fused:
+                continue
+            first = registers[run.registers[0]]
+            if isinstance(first, FusedColumn) and first.fused.names == run.registers:
+                fused[run.registers] = first.fused
+                continue
+            columns = [list(registers[r]) for r in run.registers]
+            rows = FusedRows(run.registers, prog.registers[run.registers[0]].size, columns)
+            for lane, r in enumerate(run.registers):
+                registers[r] = FusedColumn(rows, lane)
+            fused[run.registers] = rows
+    return fused
+
+
+@dataclass
+class LaneProgram:
+    """The symbolic effect of one lane: element expressions over `_lr` (the register cell before the
+    run) and `_lf` (the lane field before the run), plus broadcast values computed once."""
+
+    reg_out: str | None = None  # the cell's new value, when the segment writes the register
+    field_out: str | None = None  # the lane field's new value, when the segment assigns it
+    temps: dict[tuple[str, str], str] = field(default_factory=dict)  # temporaries' last values
+    reads_reg: bool = False
+    reads_field: bool = False
+
+
+__all__ = [
+    "FusedColumn",
+    "FusedRows",
+    "LaneProgram",
+    "LaneRun",
+    "find_lane_runs",
+    "fusable_groups",
+    "fuse_state",
+]

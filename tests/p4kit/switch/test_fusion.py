@@ -1,0 +1,88 @@
+"""Fused lane registers (p4kit/switch/fusion.py): runs of per-lane register updates become list
+operations over rows, and must give exactly what the one-primitive-per-lane code gives (the traced
+pipeline keeps that code), registers included, seen from the control plane as ordinary registers."""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+import pytest
+
+from p4kit.compiler.driver import compile_file
+from p4kit.switch import Switch
+from p4kit.switch.fusion import FusedColumn
+
+LANES = Path(__file__).parent / "programs" / "lanes.p4"
+OPS = ["store", "add", "maxed", "load", "sub", "mix", "chain"]
+REGS = [f"LanesIngress.lane{i}" for i in range(8)]
+
+
+@pytest.fixture(scope="module")
+def lanes_json() -> dict:
+    return compile_file(LANES).bmv2
+
+
+def make(doc: dict, traced: bool) -> Switch:
+    sw = Switch()
+    sw.raise_internal_errors = True
+    sw.load_pipeline(doc)
+    for kind, op in enumerate(OPS):
+        sw.table_add("LanesIngress.ops", [kind], f"LanesIngress.{op}", [0xDEADBEEF] if op == "mix" else [])
+    if traced:
+        sw.set_trace(lambda line: None)  # the traced pipeline: one primitive per lane
+    return sw
+
+
+def packet(kind: int, bias: int, index: int, values: list[int]) -> bytes:
+    return struct.pack("!BBHI8I", kind, bias, index, 0, *values)
+
+
+def test_lane_runs_are_fused_and_the_chain_is_not(lanes_json: dict) -> None:
+    sw = make(lanes_json, traced=False)
+    src = sw._engine.comp.source
+    assert src.count("for _lr, _lf in zip(") == 4  # add, maxed, sub, mix
+    chain = src.split("def A7_LanesIngress_chain", 1)[1].split("\ndef ", 1)[0]
+    assert "FG" not in chain and "[_li" not in chain  # per-lane code: each lane reads the previous one's sum
+    assert all(isinstance(sw._state.registers[r], FusedColumn) for r in REGS)
+
+
+def test_fused_code_matches_per_lane_code(lanes_json: dict) -> None:
+    fast, traced = make(lanes_json, False), make(lanes_json, True)
+    assert "zip(" in fast._engine.comp.source and "zip(" not in traced._engine.comp.source
+    rng = random.Random(14)
+    for _ in range(600):
+        kind = rng.randrange(len(OPS) + 1)  # the last kind misses the table
+        index = rng.choice([0, 1, 2, 15, 16, 300])  # 16 and 300 are out of range: reads 0, writes nothing
+        values = [rng.choice([0, 1, 0xFFFFFFFF, 0x80000000, rng.getrandbits(32)]) for _ in range(8)]
+        frame = packet(kind, rng.getrandbits(8), index, values)
+        assert fast.process_packet(3, frame) == traced.process_packet(3, frame), (kind, index)
+    for r in REGS:
+        assert fast.register_read_all(r) == traced.register_read_all(r)
+    assert any(any(fast.register_read_all(r)) for r in REGS)
+
+
+def test_control_plane_sees_each_lane_as_a_register(lanes_json: dict) -> None:
+    sw = make(lanes_json, traced=False)
+    sw.register_write("LanesIngress.lane3", 5, 0x1_0000_0007)  # truncated to 32 bits
+    assert sw.register_read("LanesIngress.lane3", 5) == 7
+    assert sw.register_read("LanesIngress.lane2", 5) == 0
+    out = sw.process_packet(1, packet(3, 0, 5, [0] * 8))  # load lanes of cell 5 into the packet
+    got = struct.unpack_from("!8I", out[0][1], 8)
+    assert got == (0, 0, 0, 7, 0, 0, 0, 0)
+    sw.process_packet(1, packet(0, 0, 5, list(range(10, 18))))  # store
+    assert [sw.register_read(r, 5) for r in REGS] == list(range(10, 18))
+    sw.register_reset("LanesIngress.lane0")
+    assert sw.register_read("LanesIngress.lane0", 5) == 0 and sw.register_read("LanesIngress.lane1", 5) == 11
+    assert len(sw.register_read_all("LanesIngress.lane7")) == 16
+
+
+def test_tracing_on_and_off_keeps_register_values(lanes_json: dict) -> None:
+    sw = make(lanes_json, traced=False)
+    sw.process_packet(1, packet(0, 0, 2, list(range(8))))
+    sw.set_trace(lambda line: None)
+    sw.process_packet(1, packet(1, 0, 2, [1] * 8))  # add, per lane
+    sw.set_trace(None)
+    sw.process_packet(1, packet(1, 0, 2, [1] * 8))  # add, fused
+    assert [sw.register_read(r, 2) for r in REGS] == [i + 2 for i in range(8)]
