@@ -32,6 +32,7 @@ from p4kit.compiler.backend.storage import (
     StructLoc,
     UnionLoc,
     ValueLoc,
+    header_leaves,
 )
 from p4kit.compiler.diagnostics import CompileError
 
@@ -131,9 +132,11 @@ class ExprLowering:
             elem = T.unwrap(base.type)
             if not isinstance(elem, T.HeaderType):
                 raise unsupported("a union member of a run-time stack index", e)
-            for i, f in enumerate(elem.fields):
-                if f.name == name:
-                    return DynFieldLoc(base, i, f.type)
+            for i, (leaf, ft) in enumerate(header_leaves(elem)):
+                if leaf == name:  # offsets count the header's stored (flattened) fields
+                    return DynFieldLoc(base, i, ft)
+            if any(f.name == name for f in elem.fields):
+                raise unsupported(f"struct field '{name}' of a run-time stack index", e)
         raise unsupported(f"member '{name}' of this value", e)
 
     # --- data values --------------------------------------------------------------------------------

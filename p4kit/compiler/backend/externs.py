@@ -182,7 +182,10 @@ def loc_items(loc: Loc, base: str = "") -> list[tuple[JSON, int, str]]:
     if isinstance(loc, ValueLoc):
         return [(loc.json(), bits(loc.type), base)]
     if isinstance(loc, HeaderLoc):
-        return [(f.json(), bits(f.type), f.name) for f in loc.fields.values()]
+        out_h: list[tuple[JSON, int, str]] = []
+        for name, sub in loc.fields.items():
+            out_h += loc_items(sub, name)
+        return out_h
     if isinstance(loc, StructLoc):
         out: list[tuple[JSON, int, str]] = []
         for name, sub in loc.fields.items():

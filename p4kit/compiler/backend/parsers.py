@@ -28,6 +28,7 @@ from p4kit.compiler.backend.storage import (
     HeaderLoc,
     Loc,
     StackLoc,
+    StructLoc,
     UnionLoc,
     ValueLoc,
     bits,
@@ -231,6 +232,9 @@ class ParserLowering:
             raise unsupported(f"{type(s).__name__} in a parser state", s)
 
     def _assign(self, cur: State, dst: Loc, rhs: ast.Expression, scope: Scope, node: ast.Node) -> None:
+        if isinstance(dst, (StructLoc, HeaderLoc)) and _is_lookahead(rhs):
+            self._lookahead_into(cur, dst, rhs)
+            return
         look = self._lookahead(rhs, scope)
         if isinstance(dst, FieldLoc) and look is not None:
             cur.ops.append({"op": "set", "parameters": [dst.json(), look]})
@@ -250,12 +254,29 @@ class ParserLowering:
                 raise unsupported("control flow inside a function called from a parser", None)
             cur.ops.append({"op": "primitive", "parameters": [p]})
 
+    def _lookahead_into(self, cur: State, dst: StructLoc | HeaderLoc, rhs: ast.Expression) -> None:
+        """`s = pkt.lookahead<S>()` for a struct or header S: each field is `set` from its slice of
+        the upcoming bits (p4c expands it the same way); a header target becomes valid first."""
+        if isinstance(dst, HeaderLoc):
+            cur.ops.append(
+                {"op": "primitive", "parameters": [{"op": "add_header", "parameters": [dst.json()]}]}
+            )
+        offset = 0
+        for leaf in _leaves(dst):
+            if not isinstance(leaf, FieldLoc):
+                raise unsupported("a lookahead into a value with headers or stacks inside", rhs)
+            width = bits(leaf.type)
+            cur.ops.append(
+                {"op": "set", "parameters": [leaf.json(), {"type": "lookahead", "value": [offset, width]}]}
+            )
+            offset += width
+
     def _lookahead(self, e: ast.Expression, scope: Scope) -> JSON | None:
         """`pkt.lookahead<T>()` (or a field of it) as BMv2's lookahead value [bit offset, width]."""
         offset = 0
         if isinstance(e, ast.Member) and e.kind == "field":
             t = T.unwrap(e.expr.type) if e.expr.type is not None else None
-            if isinstance(t, T.HeaderType) and _is_lookahead(e.expr):
+            if isinstance(t, (T.HeaderType, T.StructType)) and _is_lookahead(e.expr):
                 for f in t.fields:
                     if f.name == e.member:
                         return {"type": "lookahead", "value": [offset, bits(f.type)]}
@@ -480,3 +501,10 @@ def _has_call(e: Any, done: dict[int, Loc] | None = None) -> bool:
         if isinstance(sub, ast.Expression) and _has_call(sub, done):
             return True
     return False
+
+
+def _leaves(loc: Loc) -> list[Loc]:
+    """The scalar fields of a struct or header location, in declaration order."""
+    if isinstance(loc, (StructLoc, HeaderLoc)):
+        return [x for sub in loc.fields.values() for x in _leaves(sub)]
+    return [loc]

@@ -167,6 +167,24 @@ def field_width(t: T.Type) -> int | str:
     return T.bit_width(t)
 
 
+def header_leaves(t: T.StructLikeType) -> list[tuple[str, T.Type]]:
+    """The fields of a header as BMv2 stores them: a struct-typed field is flattened into its leaves,
+    named as p4c's FlattenHeaders names them (`_` + the path joined by `_` + a running index)."""
+    out: list[tuple[str, T.Type]] = []
+
+    def walk(path: list[str], ft: T.Type, top: bool) -> None:
+        st = T.unwrap(ft)
+        if isinstance(st, T.StructType):
+            for g in st.fields:
+                walk([*path, g.name], g.type, False)
+            return
+        out.append((path[0] if top else "_" + "_".join(path) + str(len(out)), ft))
+
+    for f in t.fields:
+        walk([f.name], f.type, True)
+    return out
+
+
 def is_signed(t: T.Type) -> bool:
     t = T.unwrap(t)
     return isinstance(t, T.BitsType) and t.signed
@@ -187,9 +205,10 @@ class Layout:
             return self.header_type_of[key]
         fields: list[list[Any]] = []
         extra: JSON = {}
+        for name, ftype in header_leaves(t):
+            fields.append([name, field_width(ftype), is_signed(ftype)])
         for f in t.fields:
             w = field_width(f.type)
-            fields.append([f.name, w, is_signed(f.type)])
             if w == "*":
                 vt = T.unwrap(f.type)
                 assert isinstance(vt, T.VarbitType)
@@ -226,8 +245,20 @@ class Layout:
         tname = self.header_type_name(t)
         hname, _ = self.out.add_header(name, tname, metadata)
         loc = HeaderLoc(hname, t)
+        leaves = iter(header_leaves(t))
+
+        def place(ft: T.Type) -> Loc:
+            st = T.unwrap(ft)
+            if isinstance(st, T.StructType):
+                sub = StructLoc(st)
+                for g in st.fields:
+                    sub.fields[g.name] = place(g.type)
+                return sub
+            leaf, lt = next(leaves)
+            return FieldLoc(hname, leaf, lt)
+
         for f in t.fields:
-            loc.fields[f.name] = FieldLoc(hname, f.name, f.type)
+            loc.fields[f.name] = place(f.type)
         return loc
 
     def materialize(self, name: str, t: T.Type, metadata: bool = False) -> Loc:
