@@ -205,6 +205,17 @@ def _field_refs(v: Any) -> set[tuple[str, str]]:
     return out
 
 
+def _one_to_one(ht: HeaderType, groups: list[_Group], pad: int) -> bool:
+    """Whether each field of the header is exactly one native struct piece (8/16/32/64 bits,
+    unsigned, byte-aligned): its header list then is [valid, *the unpacked pieces]."""
+    return (
+        not pad
+        and len(groups) == len(ht.fields)
+        and all(len(g.pieces) == 1 and len(g.fields) == 1 for g in groups)
+        and not any(f.signed for f in ht.fields)
+    )
+
+
 def _uses(code: str, name: str) -> bool:
     return re.search(rf"(?<![\w.]){name}(?!\w)", code) is not None
 
@@ -1084,6 +1095,14 @@ class CodeGen:
         self.emit(ind, f"_e = _o + {n}")
         self.emit(ind, "if _e > _n:")
         self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
+        if _one_to_one(ht, groups, pad):  # every field is one struct piece: no locals needed
+            self.emit(ind, f"{target} = [1, *{st}.unpack_from(_d, _o)]")
+            self.emit(ind, "P.off = _e")
+            self._off_in_e = True
+            if self.trace:
+                names = [f.name for f in ht.fields]
+                self.emit(ind, f"TR('parser: extract {label} ' + _fmt_fields({names!r}, {target}))")
+            return
         npieces = sum(len(g.pieces) for g in groups)
         pv = [f"_p{i}" for i in range(npieces)]
         self.emit(ind, f"{', '.join(pv)}{',' if npieces == 1 else ''} = {st}.unpack_from(_d, _o)")
@@ -1792,6 +1811,8 @@ class CodeGen:
         total = ht.total_width
         pad = (-total) % 8
         _, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
+        if _one_to_one(ht, groups, pad):
+            return [f"*{hv}[1:]"]  # the list holds the pieces as they are packed
         args: list[str] = []
         for g in groups:
             terms = []
