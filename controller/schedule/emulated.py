@@ -1,0 +1,147 @@
+"""The model's prediction for an emulated run (docs/edge-inc.md, "What the prediction includes").
+
+Same formulas as docs/schedule-model.md (A5-A7 and the recursion of section 4), fed with what the
+emulation really has, not with the real-scale numbers it stands for:
+
+- the link rate the stage's streams get: the emulated wire rate times c / (c + h), because every 256-byte
+  chunk travels with h = 66 bytes of Ethernet, IPv4, UDP and INC headers and the emulated links count
+  whole frames;
+- the stage's memory in whole accumulators (floor(M / c) x c) and the vector in whole chunks;
+- the start agreement (A4 as the emulation runs it, edge.edge_site): after the first round a clique
+  starts at the last member's ready time plus `agree_s` = the clique's largest one-way delay plus a
+  margin, the time every member needs to have heard every READY. The model's recursion starts a clique
+  at the last member's ready time; this adds the one one-way delay a real agreement costs.
+
+Rates, memories and sizes scale by one factor (DESIGN.md section 6); latencies stay real.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from controller.schedule.model import CliqueTiming, EdgeParams, ModelError, Network, TimingCache
+
+CHUNK_BYTES = 256
+HEADER_BYTES = 14 + 20 + 8 + 24  # Ethernet, IPv4, UDP, INC v2 header, per chunk on the wire
+AGREE_MARGIN_S = 0.005  # processing time on top of the one-way delay before a member may start
+
+
+@dataclass(frozen=True)
+class EmulatedParams:
+    """The emulated run's own parameters."""
+
+    scale: float  # emulated rate / real rate
+    wire_bps: float  # emulated link rate, bits/s of whole frames
+    memory_bytes: int  # the stage's memory: whole accumulators
+    chunks: int  # the vector, in chunks
+    chunk_bytes: int = CHUNK_BYTES
+    header_bytes: int = HEADER_BYTES
+    agree_margin_s: float = AGREE_MARGIN_S
+
+    @property
+    def size_bytes(self) -> int:
+        return self.chunks * self.chunk_bytes
+
+    @property
+    def payload_bps(self) -> float:
+        return self.wire_bps * self.chunk_bytes / (self.chunk_bytes + self.header_bytes)
+
+    def to_json(self) -> dict[str, float | int]:
+        return {
+            "scale": self.scale,
+            "wire_mbit": self.wire_bps / 1e6,
+            "payload_mbit": self.payload_bps / 1e6,
+            "memory_bytes": self.memory_bytes,
+            "size_bytes": self.size_bytes,
+            "chunks": self.chunks,
+            "chunk_bytes": self.chunk_bytes,
+            "header_bytes": self.header_bytes,
+        }
+
+
+def emulated_params(real_memory: float, real_size: float, real_bps: float, wire_bps: float) -> EmulatedParams:
+    """Scale memory and size by wire_bps / real_bps; refuse a memory that holds no accumulator."""
+    if not (wire_bps > 0 and real_bps > 0):
+        raise ModelError("rates must be positive")
+    scale = wire_bps / real_bps
+    accumulators = math.floor(real_memory * scale / CHUNK_BYTES + 1e-9)
+    if accumulators < 1:
+        raise ModelError(
+            f"edge memory {real_memory:g} B scales to {real_memory * scale:.0f} B at {wire_bps / 1e6:g} Mbit/s "
+            f"(x{scale:.3g}), less than one {CHUNK_BYTES}-byte accumulator: the stage could not hold one chunk"
+        )
+    chunks = max(1, round(real_size * scale / CHUNK_BYTES))
+    return EmulatedParams(scale, wire_bps, accumulators * CHUNK_BYTES, chunks)
+
+
+@dataclass(frozen=True)
+class CliquePrediction:
+    members: tuple[str, ...]
+    rate_Bps: float  # payload bytes/s each member sends at
+    gap_s: float  # seconds between two chunks of a stream
+    limit: str
+    start_s: float
+    agree_s: float  # what the start waited beyond the last member's ready time
+    finish_s: dict[str, float]  # absolute: when each member holds the clique's result
+
+    @property
+    def time_s(self) -> float:
+        """From the clique's start until its last member holds the result (the model's T_C)."""
+        return max(self.finish_s.values()) - self.start_s
+
+
+@dataclass(frozen=True)
+class RoundPrediction:
+    round: int
+    cliques: tuple[CliquePrediction, ...]
+
+    @property
+    def time_s(self) -> float:
+        return max((c.time_s for c in self.cliques), default=0.0)
+
+
+def agree_delay(net: Network, members: Sequence[int], margin_s: float) -> float:
+    lat = net.latency_s
+    return max(lat[i, j] for i in members for j in members if i != j) + margin_s
+
+
+def predict(
+    latency_net: Network, params: EmulatedParams, rounds: Sequence[Sequence[Sequence[str]]]
+) -> tuple[list[RoundPrediction], float]:
+    """Per round the cliques' predicted timings, and the schedule's total (max ready time at the end)."""
+    net = Network(latency_net.names, latency_net.latency_s, params.payload_bps, latency_net.regions)
+    edge = EdgeParams(params.memory_bytes, params.size_bytes, params.chunk_bytes)
+    cache = TimingCache(net, edge)
+    ready = dict.fromkeys(net.names, 0.0)
+    out: list[RoundPrediction] = []
+    for t, cliques in enumerate(rounds, start=1):
+        preds = []
+        for clique in cliques:
+            if len(clique) < 2:
+                continue
+            idx = tuple(net.index(n) for n in clique)
+            with np.errstate(divide="ignore"):  # M = c gives rate 0 and S / 0 = inf, handled below
+                ct = cache.get(idx)
+            if ct.rate_Bps <= 0:  # M = c: the model's A5 leaves no room for a second chunk
+                ct = CliqueTiming(ct.members, 0.0, ct.limit, ct.skew_s, tuple(math.inf for _ in ct.members))
+            agree = agree_delay(net, idx, params.agree_margin_s) if t > 1 else 0.0
+            start = max(ready[n] for n in clique) + agree
+            finish = {net.names[i]: start + f for i, f in zip(ct.members, ct.finish_s, strict=True)}
+            ready.update(finish)
+            preds.append(
+                CliquePrediction(
+                    tuple(net.names[i] for i in ct.members),
+                    ct.rate_Bps,
+                    params.chunk_bytes / ct.rate_Bps if ct.rate_Bps > 0 else math.inf,
+                    ct.limit,
+                    start,
+                    agree,
+                    finish,
+                )
+            )
+        out.append(RoundPrediction(t, tuple(preds)))
+    return out, max(ready.values())
