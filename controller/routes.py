@@ -2,7 +2,8 @@
 
 Each host gets a /32 route to its port on its own switch; each other site's subnet a prefix route
 towards the next hop on the lowest-RTT path; each host's MAC an L2 entry the same way (for frames
-that are not IPv4). The entries are plain data (`RouteEntry`), turned into P4Runtime entities by the
+that are not IPv4). Each host port also gets its source guard: the host's own address is permitted,
+every other source denied (so no host poses as another, or as a switch's INC address). The entries are plain data (`RouteEntry`), turned into P4Runtime entities by the
 caller with the pipeline's P4Info.
 """
 
@@ -16,6 +17,7 @@ from controller.fabric import Fabric
 
 ROUTE_TABLE = "ipv4_routes"
 L2_TABLE = "l2_switch"
+GUARD_TABLE = "source_guard"
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ def plan_routes(fabric: Fabric) -> list[RouteEntry]:
             entries.append(
                 RouteEntry(sw.name, L2_TABLE, {"hdr.ethernet.dst_addr": h.mac}, "switch_to", {"port": h.port})
             )
+            entries.extend(source_guard(sw.name, h.port, h.ip))
         for other in fabric.switches:
             if other.name == sw.name:
                 continue
@@ -62,3 +65,14 @@ def plan_routes(fabric: Fabric) -> list[RouteEntry]:
                     )
                 )
     return entries
+
+
+def source_guard(switch: str, port: int, ip: str) -> list[RouteEntry]:
+    """A host port accepts only its host's own source address: /32 permit, anything else (prefix length
+    0, which P4Runtime expresses by leaving the field out) deny."""
+    return [
+        RouteEntry(
+            switch, GUARD_TABLE, {"std_meta.ingress_port": port, "hdr.ipv4.src_addr": (ip, 32)}, "permit", {}
+        ),
+        RouteEntry(switch, GUARD_TABLE, {"std_meta.ingress_port": port}, "deny", {}),
+    ]

@@ -6,15 +6,34 @@
   before the values are sent, as SwitchML does: each worker reports the binary exponent of its largest
   magnitude in each block, the switches max-reduce them, and every worker scales its block by
   2**(31 - E - ceil(log2 n)) so that the sum of n workers cannot overflow int32.
+- float32 specials: inf and NaN cannot be fixed point. A block holding one is flagged in the exponent
+  agreement (so every worker knows), its finite values are summed as usual, and one extra packet per such
+  block counts, per element, the workers that hold +inf, -inf and NaN there; the result is what IEEE
+  addition gives (NaN if any NaN or both infinities, else the infinity, else the finite sum), and the
+  block's other elements are untouched.
+
+`allreduce_with(reduce, values, mode, workers)` runs a whole allreduce on any lane reduction (the INC
+worker's, or a test's), so the format logic lives in one place.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from edge.protocol import INC_LANES
+from edge.protocol import INC_LANES, KIND_MAX, KIND_SUM
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+SPECIAL_BITS = 10  # per class and element: up to 1023 workers holding +inf (or -inf, or NaN) there
+MAX_SPECIAL_WORKERS = (1 << SPECIAL_BITS) - 1
+
+LaneReduce = Callable[[np.ndarray, int], np.ndarray]
+
+
+class FormatError(ValueError):
+    """Input the chosen number format cannot carry (with where and why)."""
 
 EXPONENT_BIAS = 256  # exponents travel unsigned (the switch's max is unsigned)
 
@@ -28,8 +47,28 @@ def pad_to_lanes(values: np.ndarray) -> np.ndarray:
     return out.reshape(chunks, INC_LANES)
 
 
+def check_int32(values: np.ndarray) -> np.ndarray:
+    """The input as int32, refusing (never wrapping) what int32 cannot hold: non-integer dtypes and
+    integers outside -2^31 .. 2^31-1."""
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_:
+        return arr.astype(np.int32)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise FormatError(f"int32 mode needs integer input, got {arr.dtype} (use float32 mode for real numbers)")
+    if arr.size and arr.dtype.itemsize >= 4 and arr.dtype != np.int32:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < INT32_MIN or hi > INT32_MAX:
+            flat = arr.reshape(-1)
+            bad = int(np.argmax((flat < INT32_MIN) | (flat > INT32_MAX)))
+            raise FormatError(
+                f"int32 mode: element {bad} is {int(flat[bad])}, outside int32 "
+                f"({INT32_MIN}..{INT32_MAX}); scale the input or use float32 mode"
+            )
+    return arr.astype(np.int32, copy=False)
+
+
 def int32_to_lanes(values: np.ndarray) -> np.ndarray:
-    return pad_to_lanes(np.ascontiguousarray(values, dtype=np.int32)).view(np.uint32)
+    return pad_to_lanes(np.ascontiguousarray(check_int32(values))).view(np.uint32)
 
 
 def lanes_to_int32(lanes: np.ndarray, size: int) -> np.ndarray:
@@ -63,3 +102,54 @@ def fixed_to_float(lanes: np.ndarray, shifts: np.ndarray) -> np.ndarray:
 def quantisation_bound(shifts: np.ndarray, workers: int) -> np.ndarray:
     """Largest possible |error| per block of the float32 sum: each worker rounds to half a unit."""
     return workers * 0.5 * np.ldexp(1.0, -shifts)
+
+
+def special_counts(lanes_f: np.ndarray) -> np.ndarray:
+    """Per element: 1 for +inf, 1 << 10 for -inf, 1 << 20 for NaN (summed over workers: the counts)."""
+    pos = np.isposinf(lanes_f).astype(np.uint32)
+    neg = np.isneginf(lanes_f).astype(np.uint32) << SPECIAL_BITS
+    nan = np.isnan(lanes_f).astype(np.uint32) << (2 * SPECIAL_BITS)
+    return pos | neg | nan
+
+
+def apply_specials(result: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """IEEE addition's answer where any worker held a special value: NaN for a NaN or for +inf and -inf
+    together, else the infinity; other elements keep their finite sum."""
+    mask = (1 << SPECIAL_BITS) - 1
+    pos, neg, nan = counts & mask, (counts >> SPECIAL_BITS) & mask, (counts >> (2 * SPECIAL_BITS)) & mask
+    out = result.copy()
+    out[pos > 0] = np.inf
+    out[neg > 0] = -np.inf
+    out[(nan > 0) | ((pos > 0) & (neg > 0))] = np.nan
+    return out
+
+
+def allreduce_with(reduce: LaneReduce, values: np.ndarray, mode: str, workers: int) -> np.ndarray:
+    """A whole allreduce of `values` in number format `mode` on a lane reduction `reduce(lanes, kind)`
+    (rows of INC_LANES uint32 in, reduced rows out), with the input's shape."""
+    arr = np.asarray(values)
+    if mode == "int32":
+        out = reduce(int32_to_lanes(arr), KIND_SUM)
+        return lanes_to_int32(out, arr.size).reshape(arr.shape)
+    if mode != "float32":
+        raise ValueError(f"mode must be 'int32' or 'float32', got {mode!r}")
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise FormatError(f"float32 mode needs numeric input, got {arr.dtype}")
+    lanes_f = pad_to_lanes(np.ascontiguousarray(arr, dtype=np.float32))
+    finite = np.isfinite(lanes_f)
+    special_local = ~finite.all(axis=1)
+    clean = np.where(finite, lanes_f, np.float32(0))
+    blocks = lanes_f.shape[0]
+    # one agreement for both: the blocks' exponents and whether any worker has a special value there
+    local = np.concatenate([block_exponents(clean), special_local.astype(np.uint32)])
+    agreed = reduce(pad_to_lanes(local), KIND_MAX).reshape(-1)
+    shifts = scale_exponents(agreed[:blocks], workers)
+    special = np.flatnonzero(agreed[blocks : 2 * blocks])
+    if special.size and workers > MAX_SPECIAL_WORKERS:
+        raise FormatError(f"inf/NaN accounting covers at most {MAX_SPECIAL_WORKERS} workers, the job has {workers}")
+    fixed = float_to_fixed(clean, shifts)
+    summed = reduce(np.concatenate([fixed, special_counts(lanes_f[special])]), KIND_SUM)
+    result = fixed_to_float(summed[:blocks], shifts)
+    if special.size:
+        result[special] = apply_specials(result[special], summed[blocks:])
+    return result.reshape(-1)[: arr.size].astype(np.float32).reshape(arr.shape)

@@ -1,6 +1,7 @@
 """The INC wire format (docs/protocol.md), mirrored from p4src/include/headers.p4.
 
-Packets are UDP to port INC_UDP_PORT, carrying a 20-byte header and INC_LANES big-endian 32-bit values.
+Packets are UDP to port INC_UDP_PORT, carrying a 24-byte header and INC_LANES big-endian 32-bit values,
+with a UDP checksum (the switches refuse INC packets without one).
 This module packs and parses them with `struct` (the worker's hot path); `edge.scapy_inc` has the same
 format as scapy layers for experiments by hand.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 INC_UDP_PORT = 47000
-INC_VERSION = 1
+INC_VERSION = 2
 INC_LANES = 64
 
 KIND_SUM = 0
@@ -26,10 +27,14 @@ F_VERSION = 0x04
 MAX_TENANT = 16384
 WORKER_PORT_BASE = 48000  # results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t
 
-HEADER = struct.Struct("!BBBBHHHHIBBH")
-HEADER_LEN = HEADER.size  # 20
+HEADER = struct.Struct("!BBBBHHHHIIBBH")
+HEADER_LEN = HEADER.size  # 24
 PAYLOAD_LEN = INC_LANES * 4
-PACKET_LEN = HEADER_LEN + PAYLOAD_LEN
+PACKET_LEN = HEADER_LEN + PAYLOAD_LEN  # the UDP payload: 280 bytes
+FRAME_LEN = 14 + 20 + 8 + PACKET_LEN  # on the wire: 322 bytes
+
+SERIAL_BITS = 32
+SERIAL_MOD = 1 << SERIAL_BITS
 
 LANE_DTYPE = np.dtype(">u4")
 
@@ -50,6 +55,7 @@ class IncHeader:
     count: int = 1
     exponent: int = 0
     version: int = INC_VERSION
+    epoch: int = 0  # the job's generation (controller-assigned); switches and workers drop other epochs
 
     def pack(self) -> bytes:
         return HEADER.pack(
@@ -62,6 +68,7 @@ class IncHeader:
             self.slot,
             self.count,
             self.chunk,
+            self.epoch,
             self.exponent,
             0,
             0,
@@ -71,10 +78,10 @@ class IncHeader:
     def unpack(cls, data: bytes | memoryview) -> IncHeader:
         if len(data) < HEADER_LEN:
             raise MalformedPacket(f"INC header needs {HEADER_LEN} bytes, got {len(data)}")
-        (version, kind, flags, sender, tenant, rnd, slot, count, chunk, exponent, _, _) = HEADER.unpack_from(
-            data
+        (version, kind, flags, sender, tenant, rnd, slot, count, chunk, epoch, exponent, _, _) = (
+            HEADER.unpack_from(data)
         )
-        return cls(tenant, rnd, slot, chunk, kind, flags, sender, count, exponent, version)
+        return cls(tenant, rnd, slot, chunk, kind, flags, sender, count, exponent, version, epoch)
 
 
 def worker_port(tenant: int) -> int:
@@ -85,11 +92,22 @@ def worker_port(tenant: int) -> int:
     return WORKER_PORT_BASE + tenant
 
 
+def serial_distance(a: int, b: int) -> int:
+    """How far chunk number `a` is ahead of `b` as serial numbers (RFC 1982) mod 2^32: in
+    -2^31 .. 2^31-1, negative when `a` is older. Chunk numbers wrap; the switches compare them the same
+    way (p4src/include/aggregation.p4)."""
+    d = (a - b) % SERIAL_MOD
+    return d - SERIAL_MOD if d >= SERIAL_MOD // 2 else d
+
+
 def slot_of(chunk: int, nslots: int) -> tuple[int, int]:
     """Slot index and copy (version flag) that chunk number `chunk` uses in a pool of `nslots` slots.
 
     Chunk k and chunk k + nslots share a slot but use its two different copies, so the result of k stays
-    in the switch while k + nslots is being aggregated."""
+    in the switch while k + nslots is being aggregated. Chunk numbers are taken mod 2^32 first; across
+    the wrap the mapping stays consistent for every worker (they all wrap at the same chunk), and a
+    cell's previous use is at most 2 * nslots chunks back, far inside the serial window."""
+    chunk %= SERIAL_MOD
     return chunk % nslots, (chunk // nslots) % 2
 
 
@@ -101,11 +119,48 @@ def encode(header: IncHeader, lanes: np.ndarray) -> bytes:
 
 
 def decode(data: bytes | memoryview) -> tuple[IncHeader, np.ndarray]:
-    """Header and values (uint32) of an INC payload; raises MalformedPacket on a short or bad packet."""
-    if len(data) < PACKET_LEN:
-        raise MalformedPacket(f"INC packet needs {PACKET_LEN} bytes, got {len(data)}")
+    """Header and values (uint32) of an INC payload; raises MalformedPacket on a bad packet (one INC
+    packet is exactly PACKET_LEN bytes)."""
+    if len(data) != PACKET_LEN:
+        raise MalformedPacket(f"an INC packet is {PACKET_LEN} bytes, got {len(data)}")
     header = IncHeader.unpack(data)
     if header.version != INC_VERSION:
         raise MalformedPacket(f"INC version {header.version}, expected {INC_VERSION}")
     lanes = np.frombuffer(data, dtype=LANE_DTYPE, count=INC_LANES, offset=HEADER_LEN).astype(np.uint32)
     return header, lanes
+
+
+def ones_complement_sum(data: bytes) -> int:
+    """The 16-bit ones' complement sum of `data` (RFC 1071), zero-padded to whole 16-bit words: since
+    2^16 = 1 (mod 0xFFFF), the sum is the big integer's value mod 0xFFFF, with 0xFFFF for a non-zero
+    multiple (ones' complement has two zeros; a sum of non-zero words is never +0)."""
+    if len(data) % 2:
+        data += b"\0"
+    value = int.from_bytes(data, "big")
+    if value == 0:
+        return 0
+    return value % 0xFFFF or 0xFFFF
+
+
+def udp_checksum(src_ip: bytes, dst_ip: bytes, udp_header: bytes, payload: bytes) -> int:
+    """The UDP checksum (RFC 768) over the pseudo-header, the UDP header (checksum field zero) and the
+    payload; 0xFFFF stands for a computed 0, as 0 means "no checksum"."""
+    pseudo = src_ip + dst_ip + struct.pack("!BBH", 0, 17, len(udp_header) + len(payload))
+    header = udp_header[:6] + b"\0\0"
+    return (~ones_complement_sum(pseudo + header + payload) & 0xFFFF) or 0xFFFF
+
+
+def frame(
+    src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes, ttl: int = 64
+) -> bytes:
+    """A whole Ethernet/IPv4/UDP frame with both checksums set, as a worker's kernel would send it: for
+    tests, benchmarks and experiments that feed a switch directly."""
+    import socket
+
+    src, dst = socket.inet_aton(src_ip), socket.inet_aton(dst_ip)
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0)
+    udp = udp[:6] + struct.pack("!H", udp_checksum(src, dst, udp, payload))
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(payload), 0, 0, ttl, 17, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", ~ones_complement_sum(ip) & 0xFFFF) + ip[12:]
+    eth = bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", "")) + b"\x08\x00"
+    return eth + ip + udp + payload

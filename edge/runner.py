@@ -1,6 +1,7 @@
 """One worker process of an experiment: `python -m edge.runner SPEC.json`.
 
-The spec (JSON) says which algorithm to run (inc, ring, ps), on what data, with which peers or INC job,
+The spec (JSON) says which algorithm to run (inc, ring, ps), on what data, with which peers or INC job
+(an edge.spec.WorkerSpec under "worker"),
 and when to start (a wall-clock time shared by all workers of the run, so they start together). The
 runner writes its result vector (.npy) and a report (JSON: timing, transfer statistics, or the error).
 Input data is generated from (seed, rank), so whoever checks the results can recompute every input.
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from edge.ring import Peer, ps_allreduce, ring_allreduce
+from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
 INT_RANGE = 1 << 24  # int32 inputs in [-2**24, 2**24): the sum of up to 128 workers fits in int32
@@ -49,7 +51,7 @@ def run(spec: dict) -> dict:
     stats: dict = {}
     algo = spec["algorithm"]
     if algo == "inc":
-        job = IncJob(**spec["inc"])
+        job = IncJob.from_spec(WorkerSpec.model_validate(spec["worker"]))
         with IncWorker(job) as worker:
             result = worker.allreduce(data, spec["mode"])
             stats = vars(worker.stats)

@@ -2,7 +2,9 @@
 
     from scapy.all import Ether, IP, UDP
     from edge.scapy_inc import INC, INCValues
-    pkt = Ether() / IP(dst="10.0.1.254") / UDP(sport=47000, dport=47000) / INC(tenant=1, chunk=0) / INCValues(values=[1] * 64)
+    pkt = Ether() / IP(dst="10.0.1.254") / UDP(sport=48001, dport=47000) / INC(tenant=1, chunk=0, epoch=E) / INCValues(values=[1] * 64)
+
+(E: the job's epoch, from its view; scapy fills in the UDP checksum the switches require.)
 
 UDP port INC_UDP_PORT (as destination, and as the source of results) is bound to INC, so sniffed
 packets dissect on their own.
@@ -29,6 +31,7 @@ class INC(Packet):
         ShortField("slot", 0),
         ShortField("count", 1),
         IntField("chunk", 0),
+        IntField("epoch", 0),
         ByteField("exponent", 0),
         ByteField("reserved0", 0),
         ShortField("reserved1", 0),

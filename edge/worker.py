@@ -9,13 +9,23 @@ come back within the retransmission timeout is sent again (flagged), with expone
 switches recognise repeats, so a result is never counted twice. If no result at all arrives for
 `stall_timeout` seconds the call fails with IncTimeoutError naming the missing chunks: a dead peer
 makes the others fail clearly rather than hang.
+
+A result is taken only from the worker's own tree: from its switch's INC address and port, for its
+tenant, round and epoch, for a chunk it is waiting for, summing exactly the job's workers. Anything else
+is counted and ignored (stats.rejected). The worker's result port is bound exclusively: a second process
+on the same port fails at once instead of silently sharing the results.
+
+The stream logic (`ReduceStream`) does no I/O of its own: it is given a clock and a transmit function,
+so the same code runs over a UDP socket (IncWorker) and inside a simulated network (the tests).
 """
 
 from __future__ import annotations
 
+import errno
 import select
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,16 +36,17 @@ from edge.protocol import (
     F_RETRANSMIT,
     F_VERSION,
     INC_UDP_PORT,
-    KIND_MAX,
-    KIND_SUM,
     PACKET_LEN,
+    SERIAL_MOD,
     IncHeader,
     MalformedPacket,
     decode,
     encode,
+    serial_distance,
     slot_of,
     worker_port,
 )
+from edge.spec import RoundSpec, WorkerSpec
 
 
 class IncTimeoutError(TimeoutError):
@@ -46,14 +57,19 @@ class IncProtocolError(RuntimeError):
     """A result that cannot be right for this job (wrong contribution count): a configuration error."""
 
 
+class IncPortInUse(OSError):
+    """The tenant's result port on this host is taken (another worker of the same tenant here?)."""
+
+
 @dataclass
 class IncJob:
     """What a worker must know of its job (the controller hands it out)."""
 
     tenant: int
-    switch_ip: str  # the site switch's INC address (any address routed to that switch works)
+    switch_ip: str  # the site switch's INC address: contributions go there, results come from there
     nslots: int  # slots the tenant owns at this worker's switch: the sending window
     workers: int  # contributors in the whole tree
+    epoch: int  # the job's generation (from the controller); switches drop packets of other epochs
     round: int = 0  # schedule step: selects the tree in the switches
     rto_s: float = 1.0  # first retransmission timeout, before any RTT was measured (RFC 6298's 1 s)
     min_rto_s: float = 0.05
@@ -66,6 +82,30 @@ class IncJob:
     bind_ip: str = "0.0.0.0"
     switch_port: int = INC_UDP_PORT  # where contributions go; results come back to worker_port(tenant)
 
+    @classmethod
+    def from_spec(cls, spec: WorkerSpec, role: RoundSpec | None = None) -> IncJob:
+        """The job as `spec` gives it, in `role`'s round (default: the worker's first round)."""
+        if role is None and spec.rounds:
+            role = spec.rounds[0]
+        if role is None:
+            raise ValueError(f"worker {spec.host or '?'} of tenant {spec.tenant} takes part in no round")
+        return cls(
+            tenant=spec.tenant,
+            switch_ip=spec.switch_ip,
+            nslots=spec.nslots,
+            workers=role.clique_size,
+            epoch=spec.epoch,
+            round=role.round,
+            rto_s=role.rto_s,
+            path_rtt_s=role.path_rtt_s,
+            stall_timeout_s=spec.stall_timeout_s,
+        )
+
+    def enter(self, role: RoundSpec) -> None:
+        """Switch to `role`'s round: its tree, clique size and timing parameters."""
+        self.round, self.workers = role.round, role.clique_size
+        self.rto_s, self.path_rtt_s = role.rto_s, role.path_rtt_s
+
 
 @dataclass
 class TransferStats:
@@ -73,6 +113,7 @@ class TransferStats:
     retransmissions: int = 0
     results: int = 0
     duplicates: int = 0
+    rejected: int = 0  # datagrams that were not a result of this job's tree (wrong source, epoch, ...)
     seconds: float = 0.0
     srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
     base_rtt_ms: float = 0.0
@@ -160,26 +201,197 @@ class DelayWindow:
 
 
 @dataclass
+class PathTiming:
+    """What a worker learns about one path (one round's tree): its RTT estimate and its window. Rounds
+    of a schedule use different trees, so each keeps its own: a far round's RTTs must not shrink a near
+    round's window, nor a near round's timeout fire early on a far one."""
+
+    rtt: RttEstimator
+    window: DelayWindow
+
+    @classmethod
+    def for_job(cls, job: IncJob) -> PathTiming:
+        floor = max(job.min_rto_s, 1.2 * job.path_rtt_s)
+        return cls(RttEstimator(max(job.rto_s, floor), floor, job.max_rto_s), DelayWindow(job.nslots))
+
+
+class ReduceStream:
+    """One reduction of `lanes` (rows of 64 uint32) over the job, as a state machine without I/O.
+
+    `pump(now)` sends what the window and the timeouts allow through `transmit` (which returns False when
+    the transport is full: the rest goes out on a later pump); `receive(payload, source, now)` takes one
+    datagram; `wakeup(now)` says when to pump again at the latest; `check_stall(now)` raises when no result
+    has come for the job's stall timeout."""
+
+    def __init__(
+        self,
+        job: IncJob,
+        lanes: np.ndarray,
+        kind: int,
+        first_chunk: int,
+        timing: PathTiming,
+        stats: TransferStats,
+        transmit: Callable[[bytes], bool],
+        now: float,
+    ) -> None:
+        if job.nslots < 1:
+            raise ValueError("a job needs at least one slot")
+        self.job, self.lanes, self.kind, self.first = job, lanes, kind, first_chunk % SERIAL_MOD
+        self.timing, self.stats, self.transmit = timing, stats, transmit
+        self.total = lanes.shape[0]
+        self.result = np.zeros_like(lanes, dtype=np.uint32)
+        self.done = np.zeros(self.total, dtype=bool)
+        self.remaining = self.total
+        self.inflight: dict[int, _InFlight] = {}
+        self.next_index = 0
+        self.last_progress = now
+        self.source = (job.switch_ip, INC_UDP_PORT)
+
+    @property
+    def finished(self) -> bool:
+        return self.remaining == 0
+
+    def _send(self, index: int, retransmit: bool) -> bool:
+        chunk = (self.first + index) % SERIAL_MOD
+        slot, copy = slot_of(chunk, self.job.nslots)
+        flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
+        header = IncHeader(
+            self.job.tenant, self.job.round, slot, chunk, kind=self.kind, flags=flags, epoch=self.job.epoch
+        )
+        if not self.transmit(encode(header, self.lanes[index])):
+            return False
+        self.stats.packets_sent += 1
+        if retransmit:
+            self.stats.retransmissions += 1
+        return True
+
+    def pump(self, now: float) -> None:
+        job, window, rto_now = self.job, self.timing.window, self.timing.rtt.rto
+        # a slot is free once the chunk nslots before it is done
+        while self.next_index < self.total and len(self.inflight) < window.size:
+            i = self.next_index
+            if i >= job.nslots and not self.done[i - job.nslots]:
+                break
+            if not self._send(i, retransmit=False):
+                return  # the transport is full: the rest goes out on a later pass
+            self.inflight[i] = _InFlight(self.lanes[i], now, now, rto_now)
+            self.next_index += 1
+        for index, f in self.inflight.items():
+            # a chunk sent once waits for the current estimate (which the first results bring down from
+            # the initial 1 s); a retransmitted one for its own backed-off timeout
+            if now - f.sent_at >= (f.rto if f.retries else rto_now):
+                if not self._send(index, retransmit=True):
+                    break
+                f.sent_at = now
+                f.retries += 1
+                f.rto = min(rto_now * 2**f.retries, job.max_rto_s)  # exponential backoff
+
+    def wakeup(self, now: float) -> float:
+        rto_now = self.timing.rtt.rto
+        return min(
+            (f.sent_at + (f.rto if f.retries else rto_now) for f in self.inflight.values()), default=now + 0.1
+        )
+
+    def receive(self, payload: bytes | memoryview, source: tuple[str, int], now: float) -> bool:
+        """Take one datagram; True when it was a new result of this stream."""
+        job = self.job
+        if len(payload) != PACKET_LEN or source != self.source:
+            self.stats.rejected += 1
+            return False
+        try:
+            header, values = decode(payload)
+        except MalformedPacket:
+            self.stats.rejected += 1
+            return False
+        if (
+            not header.flags & F_RESULT
+            or header.tenant != job.tenant
+            or header.epoch != job.epoch
+            or header.kind != self.kind
+        ):
+            self.stats.rejected += 1
+            return False
+        index = serial_distance(header.chunk, self.first)
+        if header.round != job.round or not 0 <= index < self.total or self.done[index]:
+            self.stats.duplicates += 1  # a late copy (of this round or of the one before)
+            return False
+        slot, copy = slot_of(header.chunk, job.nslots)
+        if header.slot != slot or bool(header.flags & F_VERSION) != bool(copy):
+            self.stats.rejected += 1
+            return False
+        if header.count != job.workers:
+            raise IncProtocolError(
+                f"chunk {header.chunk}: the result sums {header.count} contributions, but the job "
+                f"has {job.workers} workers: the tree installed in the switches does not match"
+            )
+        self.result[index] = values
+        self.done[index] = True
+        self.remaining -= 1
+        f = self.inflight.pop(index, None)
+        if f is not None and f.retries == 0:
+            rtt = now - f.first_sent
+            self.timing.rtt.sample(rtt)
+            self.timing.window.on_sample(rtt, now, self.timing.rtt.srtt)
+        self.stats.results += 1
+        self.last_progress = now
+        return True
+
+    def check_stall(self, now: float) -> None:
+        job = self.job
+        if now - self.last_progress > job.stall_timeout_s:
+            missing = sorted(self.inflight)[:8]
+            raise IncTimeoutError(
+                f"tenant {job.tenant}: no result for {now - self.last_progress:.1f} s; {self.remaining} of "
+                f"{self.total} chunks missing (first: {[(self.first + i) % SERIAL_MOD for i in missing]}); a "
+                f"worker of the job may be dead, the job may have been reset (epoch {job.epoch} is no longer "
+                f"installed), or the job's tree is not installed on switch {job.switch_ip}"
+            )
+
+
+def bind_result_port(bind_ip: str, tenant: int) -> socket.socket:
+    """The tenant's result socket, bound exclusively (no SO_REUSEADDR): a second worker of the same tenant
+    on this host gets a clear error instead of silently taking some of the results."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+        sock.bind((bind_ip, worker_port(tenant)))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise IncPortInUse(
+                exc.errno,
+                f"UDP port {worker_port(tenant)} (results of tenant {tenant}) is in use on this host: another "
+                "worker of the same tenant runs here, or a program holds the port",
+            ) from None
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+@dataclass
 class IncWorker:
-    """One worker's endpoint. Chunk numbers continue across calls, so successive collectives never
-    confuse a late packet of the previous call with the next one."""
+    """One worker's endpoint. Chunk numbers continue across calls (mod 2^32), so successive collectives
+    never confuse a late packet of the previous call with the next one. Timing state is kept per round
+    (`timings`), since each round of a schedule has its own tree."""
 
     job: IncJob
     next_chunk: int = 0
     stats: TransferStats = field(default_factory=TransferStats)
+    timings: dict[int, PathTiming] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.job.nslots < 1:
             raise ValueError("a job needs at least one slot")
-        floor = max(self.job.min_rto_s, 1.2 * self.job.path_rtt_s)
-        self.rtt = RttEstimator(max(self.job.rto_s, floor), floor, self.job.max_rto_s)
-        self.window = DelayWindow(self.job.nslots)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
-        self.sock.bind((self.job.bind_ip, worker_port(self.job.tenant)))
-        self.sock.setblocking(False)
+        self.sock = bind_result_port(self.job.bind_ip, self.job.tenant)
+
+    @property
+    def timing(self) -> PathTiming:
+        """The timing state of the job's current round (created from the job's parameters on first use)."""
+        t = self.timings.get(self.job.round)
+        if t is None:
+            t = self.timings[self.job.round] = PathTiming.for_job(self.job)
+        return t
 
     def close(self) -> None:
         self.sock.close()
@@ -195,133 +407,47 @@ class IncWorker:
     def allreduce(self, values: np.ndarray, mode: str = "int32") -> np.ndarray:
         """The element-wise sum over all workers of the job, with the input's shape.
 
-        mode "int32": exact (int32 input, wrap-around on overflow); "float32": fixed point with per-block
-        exponents (error per element at most workers * 2**-(shift+1) of its block; see edge.formats)."""
-        arr = np.asarray(values)
-        if mode == "int32":
-            lanes = formats.int32_to_lanes(arr)
-            out = self.reduce_lanes(lanes, KIND_SUM)
-            return formats.lanes_to_int32(out, arr.size).reshape(arr.shape)
-        if mode == "float32":
-            lanes_f = formats.pad_to_lanes(np.ascontiguousarray(arr, dtype=np.float32))
-            shifts = self.agree_shifts(lanes_f)
-            fixed = formats.float_to_fixed(lanes_f, shifts)
-            summed = self.reduce_lanes(fixed, KIND_SUM)
-            result = formats.fixed_to_float(summed, shifts).reshape(-1)[: arr.size]
-            return result.astype(np.float32).reshape(arr.shape)
-        raise ValueError(f"mode must be 'int32' or 'float32', got {mode!r}")
-
-    def agree_shifts(self, lanes_f: np.ndarray) -> np.ndarray:
-        """Every worker's scaling exponents for its blocks, agreed through a max-reduction in the switches."""
-        local = formats.block_exponents(lanes_f)
-        agreed = self.reduce_lanes(formats.pad_to_lanes(local), KIND_MAX).reshape(-1)[: local.size]
-        return formats.scale_exponents(agreed, self.job.workers)
+        mode "int32": exact; the input must be integers that fit in int32 (wrap-around only where the sum
+        overflows). "float32": fixed point with per-block exponents (error per element at most
+        workers * 2**-(shift+1) of its block; see edge.formats); inf and NaN propagate as IEEE addition
+        would, without disturbing the block's other values."""
+        return formats.allreduce_with(self.reduce_lanes, values, mode, self.job.workers)
 
     # --- the streaming engine -------------------------------------------------------------------------
 
-    def _send(self, chunk: int, lanes: np.ndarray, kind: int, retransmit: bool) -> bool:
-        """Send one chunk; False when the socket's buffer is full (try again later)."""
-        slot, copy = slot_of(chunk, self.job.nslots)
-        flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
-        header = IncHeader(self.job.tenant, self.job.round, slot, chunk, kind=kind, flags=flags)
+    def _transmit(self, payload: bytes) -> bool:
         try:
-            self.sock.sendto(encode(header, lanes), (self.job.switch_ip, self.job.switch_port))
+            self.sock.sendto(payload, (self.job.switch_ip, self.job.switch_port))
         except (BlockingIOError, InterruptedError):
             return False
-        self.stats.packets_sent += 1
-        if retransmit:
-            self.stats.retransmissions += 1
         return True
 
     def reduce_lanes(self, lanes: np.ndarray, kind: int) -> np.ndarray:
         """Reduce rows of 64 uint32 lanes over all workers; returns the reduced rows."""
-        job = self.job
-        total = lanes.shape[0]
-        first = self.next_chunk
-        self.next_chunk += total
-        result = np.zeros_like(lanes, dtype=np.uint32)
-        done = np.zeros(total, dtype=bool)
-        remaining = total
-        inflight: dict[int, _InFlight] = {}
-        next_index = 0
         started = time.monotonic()
-        last_progress = started
+        stream = ReduceStream(
+            self.job, lanes, kind, self.next_chunk, self.timing, self.stats, self._transmit, started
+        )
+        self.next_chunk = (self.next_chunk + lanes.shape[0]) % SERIAL_MOD
         buf = bytearray(2048)
-
-        def launch(now: float) -> None:
-            nonlocal next_index
-            # a slot is free once the chunk nslots before it is done
-            while next_index < total and len(inflight) < self.window.size:
-                if next_index >= job.nslots and not done[next_index - job.nslots]:
-                    break
-                if not self._send(first + next_index, lanes[next_index], kind, retransmit=False):
-                    break  # the socket is full: the rest goes out on a later pass
-                inflight[next_index] = _InFlight(lanes[next_index], now, now, self.rtt.rto)
-                next_index += 1
-
-        launch(time.monotonic())
-        while remaining:
+        stream.pump(started)
+        while not stream.finished:
             now = time.monotonic()
-            rto_now = self.rtt.rto
-            # a chunk sent once waits for the current estimate (which the first results bring down from
-            # the initial 1 s); a retransmitted one for its own backed-off timeout
-            deadline = min(
-                (f.sent_at + (f.rto if f.retries else rto_now) for f in inflight.values()), default=now + 0.1
-            )
-            wait = max(0.0, min(deadline - now, 0.1))
+            wait = max(0.0, min(stream.wakeup(now) - now, 0.1))
             readable, _, _ = select.select([self.sock], [], [], wait)
             if readable:
                 while True:
                     try:
-                        n = self.sock.recv_into(buf)
+                        n, source = self.sock.recvfrom_into(buf)
                     except BlockingIOError:
                         break
-                    try:
-                        header, values = decode(memoryview(buf)[:n]) if n >= PACKET_LEN else (None, None)
-                    except MalformedPacket:
-                        continue
-                    if header is None or values is None or not header.flags & F_RESULT:
-                        continue
-                    if header.tenant != job.tenant or header.round != job.round:
-                        continue
-                    index = header.chunk - first
-                    if not 0 <= index < total or done[index]:
-                        self.stats.duplicates += 1
-                        continue
-                    if header.count != job.workers:
-                        raise IncProtocolError(
-                            f"chunk {header.chunk}: the result sums {header.count} contributions, but the job "
-                            f"has {job.workers} workers: the tree installed in the switches does not match"
-                        )
-                    result[index] = values
-                    done[index] = True
-                    remaining -= 1
-                    f = inflight.pop(index, None)
-                    if f is not None and f.retries == 0:
-                        sample_at = time.monotonic()
-                        self.rtt.sample(sample_at - f.first_sent)
-                        self.window.on_sample(sample_at - f.first_sent, sample_at, self.rtt.srtt)
-                    self.stats.results += 1
-                    last_progress = time.monotonic()
+                    stream.receive(memoryview(buf)[:n], source, time.monotonic())
             now = time.monotonic()
-            launch(now)
-            rto_now = self.rtt.rto
-            for index, f in inflight.items():
-                if now - f.sent_at >= (f.rto if f.retries else rto_now):
-                    if not self._send(first + index, f.lanes, kind, retransmit=True):
-                        break
-                    f.sent_at = now
-                    f.retries += 1
-                    f.rto = min(rto_now * 2**f.retries, job.max_rto_s)  # exponential backoff
-            if now - last_progress > job.stall_timeout_s:
-                missing = sorted(inflight)[:8]
-                raise IncTimeoutError(
-                    f"tenant {job.tenant}: no result for {now - last_progress:.1f} s; {remaining} of {total} "
-                    f"chunks missing (first: {[first + i for i in missing]}); a worker of the job may be dead, "
-                    f"or the job's tree is not installed on switch {job.switch_ip}"
-                )
+            stream.pump(now)
+            stream.check_stall(now)
+        timing = self.timing
         self.stats.seconds += time.monotonic() - started
-        self.stats.srtt_ms = round((self.rtt.srtt or 0.0) * 1000, 1)
-        self.stats.base_rtt_ms = round(min(self.window.base_rtt, 1e6) * 1000, 1)
-        self.stats.window = self.window.size
-        return result
+        self.stats.srtt_ms = round((timing.rtt.srtt or 0.0) * 1000, 1)
+        self.stats.base_rtt_ms = round(min(timing.window.base_rtt, 1e6) * 1000, 1)
+        self.stats.window = timing.window.size
+        return stream.result

@@ -12,10 +12,18 @@
 
 control TributaryIngress(inout headers_t hdr, inout metadata_t meta,
                          inout standard_metadata_t std_meta) {
+    SourceGuard() guard;
     Forwarding() forwarding;
     Aggregation() aggregation;
     apply {
-        if (hdr.inc.isValid()) {
+        if (hdr.ipv4.isValid()) {
+            guard.apply(hdr, meta, std_meta);
+            if (std_meta.egress_spec == 511) {
+                return;  /* denied: a spoofed source */
+            }
+        }
+        if (hdr.udp.isValid() && hdr.udp.dst_port == INC_UDP_PORT) {
+            /* every packet to the INC port, well-formed or not, is the aggregation's to take or drop */
             aggregation.apply(hdr, meta, std_meta);
         } else {
             forwarding.apply(hdr, meta, std_meta);

@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from edge.schedule_worker import ScheduleJob  # noqa: E402
+from edge.schedule_worker import spec_from_job_view  # noqa: E402
 from topo import detach  # noqa: E402
 
 
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace, state_file: Path) -> int:
         procs = {}
         for host in workers:
             spec = {
-                "job": ScheduleJob.from_job_view(job, host, stall_timeout_s=60.0).to_spec(),
+                "worker": spec_from_job_view(job, host, stall_timeout_s=60.0).model_dump(),
                 "input": str(out_dir / f"{host}.in.npy"),
                 "out": str(out_dir / f"{host}.out.npy"),
                 "report": str(out_dir / f"{host}.report.json"),

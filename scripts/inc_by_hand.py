@@ -31,8 +31,8 @@ def send_mode(args: argparse.Namespace) -> None:
     pkt = (
         Ether(dst=args.gw_mac)
         / IP(dst=args.gw_ip)
-        / UDP(sport=worker_port(args.tenant), dport=INC_UDP_PORT, chksum=0)
-        / INC(tenant=args.tenant, chunk=0, slot=0, flags=flags)
+        / UDP(sport=worker_port(args.tenant), dport=INC_UDP_PORT)  # scapy fills in the checksum
+        / INC(tenant=args.tenant, chunk=0, slot=0, flags=flags, epoch=args.epoch)
         / INCValues(values=[args.value] * INC_LANES)
     )
     sendp(pkt, iface=conf.iface, verbose=False)
@@ -103,7 +103,8 @@ def lab() -> int:
         JobInstaller(rw.conns, index, print).install(plan)
         sw = fabric.switch("FRA")
         me = [sys.executable, __file__]
-        common = ["--tenant", str(tenant)]
+        # the job's epoch: the switches drop INC packets of any other (try a wrong one: inc_stats 9 moves)
+        common = ["--tenant", str(tenant), "--epoch", str(plan.epoch)]
 
         def run_round(senders: list[tuple[str, int, bool]]) -> None:
             sniffers = {
@@ -154,6 +155,8 @@ def lab() -> int:
             "completed",
             "re-sent",
             "result down",
+            "wrong epoch",
+            "bad checksum",
         ]
         counts = {e.counter_entry.index.index: e.counter_entry.data.packet_count for e in stats}
         print("\ninc_stats:", {n: counts.get(i, 0) for i, n in enumerate(names)})
@@ -166,6 +169,7 @@ def main() -> int:
     ap.add_argument("--send", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sniff", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--tenant", type=int, default=7, help=argparse.SUPPRESS)
+    ap.add_argument("--epoch", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--value", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--retransmit", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--gw-ip", help=argparse.SUPPRESS)

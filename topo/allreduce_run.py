@@ -169,7 +169,6 @@ def run_inc(
             t = plan.tenant
             outs = []
             for rank, host in enumerate(hosts):
-                a = plan.workers[host]
                 out = out_dir / f"t{t}-rank{rank}.npy"
                 outs.append(out)
                 all_specs[f"{host}#{t}"] = {
@@ -181,16 +180,7 @@ def run_inc(
                     "start_at": start_at,
                     "out": str(out),
                     "report": str(out_dir / f"t{t}-rank{rank}.report.json"),
-                    "inc": {
-                        "tenant": t,
-                        "switch_ip": a.inc_ip,
-                        "nslots": spec.slots(),
-                        "workers": len(hosts),
-                        "round": 0,
-                        "rto_s": a.rto_s[0],
-                        "path_rtt_s": a.path_rtt_s[0],
-                        "stall_timeout_s": spec.stall_timeout_s,
-                    },
+                    "worker": plan.worker_spec(host, spec.stall_timeout_s).model_dump(),
                 }
             per_tenant[t] = (list(range(len(hosts))), outs)
         progress(

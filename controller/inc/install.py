@@ -29,6 +29,8 @@ class InstallError(RuntimeError):
 
 
 def tenant_entry(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> p4runtime_pb2.Entity:
+    if not sr.epoch or not sr.switch_ip:
+        raise ValueError(f"switch {sr.switch} round {sr.round}: the plan has no epoch or INC address")
     return index.table_entry(
         TENANT_TABLE,
         {"hdr.inc.tenant": tenant, "hdr.inc.round": sr.round},
@@ -40,19 +42,29 @@ def tenant_entry(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> p4runtime_
             "is_root": int(sr.is_root),
             "parent_port": sr.parent_port,
             "mcast_grp": sr.group,
+            "epoch": sr.epoch,
+            "switch_ip": sr.switch_ip,
         },
     )
 
 
 def child_entries(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> list[p4runtime_pb2.Entity]:
+    """One entry per child: its port and source address (a worker's own, or a child switch's INC one)."""
+    if len(sr.child_ips) != len(sr.children):
+        raise ValueError(f"switch {sr.switch} round {sr.round}: the plan lacks its children's addresses")
     return [
         index.table_entry(
             CHILD_TABLE,
-            {"hdr.inc.tenant": tenant, "hdr.inc.round": sr.round, "std_meta.ingress_port": port},
+            {
+                "hdr.inc.tenant": tenant,
+                "hdr.inc.round": sr.round,
+                "std_meta.ingress_port": port,
+                "hdr.ipv4.src_addr": ip,
+            },
             "set_child",
             {"child": i},
         )
-        for i, port in enumerate(sr.children)
+        for i, (port, ip) in enumerate(zip(sr.children, sr.child_ips, strict=True))
     ]
 
 

@@ -3,14 +3,22 @@ the trees use, and what each worker needs to know (its switch's INC address, the
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 from controller.fabric import Fabric
 from controller.inc.allocation import Allocator, CellRange
 from controller.inc.trees import Tree, TreeError, plan_tree
 from edge.protocol import MAX_TENANT, worker_port
+from edge.spec import MAX_EPOCH, RoundSpec, WorkerSpec
 
 DEFAULT_SLOTS = 256
+
+
+def new_epoch() -> int:
+    """A job generation: random and non-zero, so a reused job id, a reset job or a guess never matches
+    what an earlier generation's stragglers carry (p4src/include/aggregation.p4 drops other epochs)."""
+    return 1 + secrets.randbelow(MAX_EPOCH)
 
 
 @dataclass
@@ -28,6 +36,10 @@ class SwitchRound:
     worker_children: list[tuple[int, str, str]]  # (port, mac, ip) of children that are workers
     switch_mac: str = ""  # the switch's INC address: the source of results delivered to workers
     switch_ip: str = ""
+    # the source address of each child (same order as `children`): a worker's own address, or a child
+    # switch's INC address; a contribution counts only from its port and this address
+    child_ips: list[str] = field(default_factory=list)
+    epoch: int = 0  # the job generation the switch accepts (0: never installed; see new_epoch)
 
 
 @dataclass
@@ -49,10 +61,30 @@ class JobPlan:
     trees: list[list[Tree]]  # round -> cliques
     switches: list[SwitchRound] = field(default_factory=list)
     workers: dict[str, WorkerAssignment] = field(default_factory=dict)
+    epoch: int = 0
 
     @property
     def owner_keys(self) -> list[tuple[int, int]]:
         return [(self.tenant, r) for r in range(len(self.trees))]
+
+    def worker_spec(self, host: str, stall_timeout_s: float = 30.0) -> WorkerSpec:
+        """What worker `host` is told (edge.spec): every parameter the planner computed for it."""
+        a = self.workers[host]
+        period = [
+            RoundSpec(round=r, clique_size=a.clique_size[r], rto_s=a.rto_s[r], path_rtt_s=a.path_rtt_s.get(r, 0.0))
+            if r in a.clique_size
+            else None
+            for r in range(len(self.trees))
+        ]
+        return WorkerSpec(
+            tenant=self.tenant,
+            epoch=self.epoch,
+            host=host,
+            switch_ip=a.inc_ip,
+            nslots=self.nslots,
+            period=period,
+            stall_timeout_s=stall_timeout_s,
+        )
 
 
 def rto_for(tree: Tree) -> float:
@@ -67,11 +99,14 @@ def plan_job(
     tenant: int,
     rounds: list[list[list[str]]],
     nslots: int = DEFAULT_SLOTS,
+    epoch: int | None = None,
 ) -> JobPlan:
     """Plan (and allocate resources for) a job whose round r has cliques `rounds[r]` of worker hosts.
 
-    A single round with a single clique is a plain allreduce over one tree. Raises TreeError for a bad
-    job and AllocationError when a switch lacks cells or groups (nothing stays allocated then)."""
+    A single round with a single clique is a plain allreduce over one tree. `epoch` is the job's
+    generation (a fresh one when None); whoever re-installs the same job passes the same epoch. Raises
+    TreeError for a bad job and AllocationError when a switch lacks cells or groups (nothing stays
+    allocated then)."""
     if not 0 < tenant <= MAX_TENANT:
         raise TreeError(f"tenant id must be in 1..{MAX_TENANT}, got {tenant}")
     if not 1 <= nslots <= 4096:
@@ -88,7 +123,11 @@ def plan_job(
                     raise TreeError(f"round {r}: cliques {used[sw]} and {i} both need switch {sw}")
                 used[sw] = i
         trees.append(round_trees)
-    plan = JobPlan(tenant, nslots, trees)
+    if epoch is None:
+        epoch = new_epoch()
+    if not 1 <= epoch <= MAX_EPOCH:
+        raise TreeError(f"an epoch is in 1..{MAX_EPOCH}, got {epoch}")
+    plan = JobPlan(tenant, nslots, trees, epoch=epoch)
     allocated: list[tuple[int, int]] = []
     try:
         for r, round_trees in enumerate(trees):
@@ -99,10 +138,14 @@ def plan_job(
                 for sw, node in tree.nodes.items():
                     cells, group = grants[sw]
                     workers = []
+                    child_ips = []
                     for c in node.children:
-                        if not c.is_switch:
+                        if c.is_switch:
+                            child_ips.append(fabric.switch(c.name).inc_ip)
+                        else:
                             _, att = fabric.host(c.name)
                             workers.append((c.port, att.mac, att.ip))
+                            child_ips.append(att.ip)
                     plan.switches.append(
                         SwitchRound(
                             sw,
@@ -116,6 +159,8 @@ def plan_job(
                             workers,
                             fabric.switch(sw).inc_mac,
                             fabric.switch(sw).inc_ip,
+                            child_ips,
+                            epoch,
                         )
                     )
                 for host in tree.workers:

@@ -7,6 +7,41 @@
 #ifndef TRIBUTARY_FORWARDING_P4
 #define TRIBUTARY_FORWARDING_P4
 
+/* indices of guard_stats */
+const bit<32> GUARD_SPOOFED_SOURCE = 0;  /* a host sent from an address that is not its own */
+const bit<32> GUARD_WORKER_PORT    = 1;  /* a routed packet addressed to a worker's result port */
+const bit<32> GUARD_BAD_CHECKSUM   = 2;  /* an IPv4 header whose checksum does not hold */
+
+/* Applied to every IPv4 packet before aggregation or routing. A host port carries only that host's own
+   source address: the controller installs (port, host address/32) -> permit and (port, 0/0) -> deny for
+   every host port; ports towards other switches have no entry and pass. So no host can pose as another
+   host, as a switch's INC address (the source of every result) or as another tenant's worker. */
+control SourceGuard(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t std_meta) {
+    counter(4, CounterType.packets_and_bytes) guard_stats;
+
+    action permit() {
+    }
+
+    action deny() {
+        mark_to_drop(std_meta);
+        guard_stats.count(GUARD_SPOOFED_SOURCE);
+    }
+
+    table source_guard {
+        key = {
+            std_meta.ingress_port: exact;
+            hdr.ipv4.src_addr: lpm;
+        }
+        actions = { permit; deny; }
+        default_action = permit();
+        size = 1024;
+    }
+
+    apply {
+        source_guard.apply();
+    }
+}
+
 control Forwarding(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t std_meta) {
     direct_counter(CounterType.packets_and_bytes) route_hits;
@@ -47,9 +82,19 @@ control Forwarding(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
+    counter(4, CounterType.packets_and_bytes) route_guard;
+
     apply {
         if (hdr.ipv4.isValid()) {
-            if (hdr.ipv4.ttl <= 1) {
+            if (std_meta.checksum_error == 1) {
+                drop();
+                route_guard.count(GUARD_BAD_CHECKSUM);
+            } else if (hdr.udp.isValid() && hdr.udp.dst_port > WORKER_PORT_BASE
+                    && hdr.udp.dst_port <= WORKER_PORT_BASE + INC_MAX_TENANT) {
+                /* only the switches deliver to worker ports (Delivery, from an INC packet) */
+                drop();
+                route_guard.count(GUARD_WORKER_PORT);
+            } else if (hdr.ipv4.ttl <= 1) {
                 drop();
             } else {
                 ipv4_routes.apply();

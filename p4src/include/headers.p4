@@ -39,8 +39,15 @@ header udp_h {
 /* In-network aggregation (docs/protocol.md). Workers send UDP to INC_UDP_PORT; every switch on the
    way recognises the port and aggregates instead of routing. */
 const bit<16> INC_UDP_PORT  = 47000;
-const bit<8>  INC_VERSION   = 1;
+const bit<8>  INC_VERSION   = 2;
 const int     INC_LANES     = 64;     /* int32 values per packet */
+const bit<16> INC_UDP_LENGTH  = 288;  /* UDP header 8 + INC header 24 + 64 x 4 */
+const bit<16> INC_IPV4_LENGTH = 308;  /* IPv4 header 20 + INC_UDP_LENGTH */
+
+/* Results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t (1 <= t <= INC_MAX_TENANT); only the
+   switches send there (forwarding drops routed packets to those ports). */
+const bit<16> WORKER_PORT_BASE = 48000;
+const bit<16> INC_MAX_TENANT   = 16384;
 
 /* kind */
 const bit<8>  INC_KIND_SUM  = 0;      /* values are summed (two's complement, wrap-around) */
@@ -60,7 +67,8 @@ header inc_h {
     bit<16> round;      /* schedule step: selects the tree of this round */
     bit<16> slot;       /* slot index within the tenant's range */
     bit<16> count;      /* contributions summed into this packet */
-    bit<32> chunk;      /* chunk sequence number (strictly increasing per slot copy) */
+    bit<32> chunk;      /* chunk sequence number; compared as serial numbers (mod 2^32) */
+    bit<32> epoch;      /* the job's generation: random, set by the controller; must match */
     bit<8>  exponent;   /* block exponent of float32 data (informational at the switch) */
     bit<8>  reserved0;
     bit<16> reserved1;
@@ -103,11 +111,13 @@ struct inc_metadata_t {
     bit<16> mcast_grp;   /* children of this switch in the tree */
     bit<8>  child;       /* index of the ingress port among the children */
     bit<32> index;       /* register index: base + 2 * slot + version */
-    bit<1>  fresh;       /* first contribution of a new use of the slot copy */
+    bit<32> epoch;       /* the job generation the tenant entry expects */
+    bit<32> switch_ip;   /* this switch's INC address: the source of aggregates sent to the parent */
 }
 
 struct metadata_t {
     bit<1>         routed;
+    bit<16>        zero;   /* stays 0: what a valid UDP checksum sums to, with the checksum included */
     inc_metadata_t inc;
 }
 

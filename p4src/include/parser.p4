@@ -1,4 +1,5 @@
-/* Parser and deparser: Ethernet, IPv4 (without options) and UDP. */
+/* Parser and deparser: Ethernet, IPv4 (without options) and UDP; checksums. An INC packet that is too
+   short stops the parser with the INC headers invalid, and the ingress drops it (it never gets routed). */
 #ifndef TRIBUTARY_PARSER_P4
 #define TRIBUTARY_PARSER_P4
 
@@ -42,6 +43,14 @@ control TributaryDeparser(packet_out pkt, in headers_t hdr) {
     }
 }
 
+/* The IPv4 header checksum, and the UDP checksum of every INC packet: summed in ones' complement over
+   the pseudo-header, the UDP header (its checksum field included) and the INC payload, a valid packet
+   gives 0xFFFF, whose complement is 0 (meta.zero). This also accepts both encodings of a zero sum (0 and
+   0xFFFF) and refuses a packet sent without a checksum. A mismatch sets checksum_error; the ingress drops. */
+#define INC_UDP_CHECKSUM_FIELDS \
+    hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol, hdr.udp.length, \
+    hdr.udp.src_port, hdr.udp.dst_port, hdr.udp.length
+
 control TributaryVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         verify_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
@@ -49,9 +58,14 @@ control TributaryVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
               hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        verify_checksum(hdr.values.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc, hdr.values },
+            meta.zero, HashAlgorithm.csum16);
     }
 }
 
+/* Every INC packet that leaves carries a fresh UDP checksum: the switches rewrite values, counts, flags
+   and, towards workers, addresses and ports. */
 control TributaryComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
@@ -59,6 +73,9 @@ control TributaryComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
               hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        update_checksum(hdr.values.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.inc, hdr.values },
+            hdr.udp.checksum, HashAlgorithm.csum16);
     }
 }
 

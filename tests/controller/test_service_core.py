@@ -203,7 +203,7 @@ def test_schedule_replacement_installs_new_rounds_before_removing_old(
 
 
 def test_schedule_workers_read_their_rounds_from_the_job(switches: Switches, tmp_path: Path) -> None:
-    from edge.schedule_worker import Role, ScheduleJob
+    from edge.schedule_worker import spec_from_job_view
 
     m = manager(switches, tmp_path / "db")
     try:
@@ -215,12 +215,17 @@ def test_schedule_workers_read_their_rounds_from_the_job(switches: Switches, tmp
             schedule=ScheduleSpec("explicit", rounds),
         )
         view = m.create_job(ACME, spec)
-        tyo = ScheduleJob.from_job_view(view, "TYOw2")
-        assert tyo.period == [Role(0, 3), None, Role(2, 4)]  # TYO has two workers: cliques of 3 and 4
+        tyo = spec_from_job_view(view, "TYOw2")
+        # TYO has two workers: cliques of 3 and 4
+        assert [(r.round, r.clique_size) if r else None for r in tyo.period] == [(0, 3), None, (2, 4)]
         assert tyo.switch_ip == "10.0.1.254" and tyo.tenant == view["id"] and tyo.nslots == 8
-        assert ScheduleJob.from_job_view(view, "LONw1").period == [None, Role(1, 2), Role(2, 4)]
+        assert tyo.epoch == view["epoch"] and tyo.epoch > 0
+        # every timing parameter the planner computed reaches the worker (TYO-NYC's tree: RTT > 100 ms)
+        assert all(r.path_rtt_s > 0.1 and r.rto_s >= 1.0 for r in tyo.rounds)
+        lon = spec_from_job_view(view, "LONw1")
+        assert [(r.round, r.clique_size) if r else None for r in lon.period] == [None, (1, 2), (2, 4)]
         with pytest.raises(ValueError, match="not a worker"):
-            ScheduleJob.from_job_view(view, "NYCw2")
+            spec_from_job_view(view, "NYCw2")
     finally:
         for j in m.store.jobs():
             m.delete_job(ACME, j.id)

@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 import pytest
 
-from edge.schedule_worker import ScheduleJob
+from edge.schedule_worker import spec_from_job_view
 from tests.localports import free_port
 from topo import cleanup
 
@@ -66,7 +66,7 @@ def run_workers(
     for w in job["workers"]:
         host = w["host"]
         spec = {
-            "job": ScheduleJob.from_job_view(job, host, stall_timeout_s=30.0).to_spec(),
+            "worker": spec_from_job_view(job, host, stall_timeout_s=30.0).model_dump(),
             "input": str(tmp / f"{host}.in.npy"),
             "out": str(tmp / f"{host}.out.npy"),
             "report": str(tmp / f"{host}.report.json"),

@@ -1,0 +1,154 @@
+"""The worker's stream logic without a network: it takes a result only from its own tree (source,
+tenant, epoch, round, slot, chunk), counts everything else, wraps chunk numbers mod 2^32, keeps timing
+per round, and binds its result port exclusively."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edge.protocol import (
+    F_RESULT,
+    F_VERSION,
+    INC_LANES,
+    INC_UDP_PORT,
+    KIND_SUM,
+    SERIAL_MOD,
+    IncHeader,
+    encode,
+    slot_of,
+)
+from edge.spec import RoundSpec, WorkerSpec
+from edge.worker import (
+    IncJob,
+    IncPortInUse,
+    IncProtocolError,
+    IncWorker,
+    PathTiming,
+    ReduceStream,
+    TransferStats,
+)
+
+SWITCH = ("10.0.1.254", INC_UDP_PORT)
+
+
+def job(**kw: object) -> IncJob:
+    base = {"tenant": 3, "switch_ip": SWITCH[0], "nslots": 4, "workers": 2, "epoch": 99}
+    base.update(kw)
+    return IncJob(**base)  # type: ignore[arg-type]
+
+
+def stream(j: IncJob, chunks: int = 6, first: int = 0) -> tuple[ReduceStream, list[bytes]]:
+    sent: list[bytes] = []
+    lanes = np.arange(chunks * INC_LANES, dtype=np.uint32).reshape(chunks, INC_LANES)
+    s = ReduceStream(
+        j,
+        lanes,
+        KIND_SUM,
+        first,
+        PathTiming.for_job(j),
+        TransferStats(),
+        lambda p: sent.append(p) or True,
+        0.0,
+    )
+    return s, sent
+
+
+def result(j: IncJob, chunk: int, value: int = 7, **kw: object) -> bytes:
+    slot, copy = slot_of(chunk, j.nslots)
+    fields = {
+        "tenant": j.tenant,
+        "round": j.round,
+        "slot": slot,
+        "chunk": chunk % SERIAL_MOD,
+        "flags": F_RESULT | (F_VERSION if copy else 0),
+        "count": j.workers,
+        "epoch": j.epoch,
+    }
+    fields.update(kw)
+    return encode(IncHeader(**fields), np.full(INC_LANES, value, dtype=np.uint32))  # type: ignore[arg-type]
+
+
+def test_only_results_of_the_workers_own_tree_are_taken() -> None:
+    j = job()
+    s, sent = stream(j)
+    s.pump(0.0)
+    assert len(sent) == 4  # the window: the tenant's slots
+    forged = [
+        (result(j, 0), ("10.0.1.9", INC_UDP_PORT)),  # another host
+        (result(j, 0), (SWITCH[0], 5555)),  # the right address, another port
+        (result(j, 0, epoch=98), SWITCH),  # an earlier generation of the job
+        (result(j, 0, tenant=4), SWITCH),
+        (result(j, 0, flags=0), SWITCH),  # a contribution, not a result
+        (result(j, 0, slot=2), SWITCH),  # the wrong cell for that chunk
+        (result(j, 0)[:-1], SWITCH),
+    ]
+    for payload, source in forged:
+        assert not s.receive(payload, source, 0.1)
+    assert s.stats.rejected == len(forged) and s.remaining == 6
+    assert s.receive(result(j, 0, value=11), SWITCH, 0.1)
+    assert not s.receive(result(j, 0, value=12), SWITCH, 0.2)  # a second copy changes nothing
+    assert s.stats.duplicates == 1 and s.result[0].tolist() == [11] * INC_LANES
+    with pytest.raises(IncProtocolError, match="sums 5 contributions"):
+        s.receive(result(j, 1, count=5), SWITCH, 0.3)
+
+
+def test_chunk_numbers_wrap_around_2_to_the_32() -> None:
+    j = job(nslots=8)
+    first = SERIAL_MOD - 3
+    s, sent = stream(j, chunks=6, first=first)
+    s.pump(0.0)
+    chunks = [IncHeader.unpack(p).chunk for p in sent]
+    assert chunks == [SERIAL_MOD - 3, SERIAL_MOD - 2, SERIAL_MOD - 1, 0, 1, 2]
+    for c in chunks:
+        assert s.receive(result(j, c, value=c % 1000), SWITCH, 0.1)
+    assert s.finished and s.result[3].tolist() == [0] * INC_LANES and s.result[5][0] == 2
+
+
+def test_retransmission_waits_for_the_timeout_and_backs_off() -> None:
+    j = job(rto_s=1.0)
+    s, sent = stream(j, chunks=1)
+    s.pump(0.0)
+    s.pump(0.5)
+    assert len(sent) == 1
+    s.pump(1.0)
+    assert len(sent) == 2 and IncHeader.unpack(sent[1]).flags & 0x02
+    s.pump(2.5)
+    assert len(sent) == 2  # backed off to 2 s
+    s.pump(3.0)
+    assert len(sent) == 3
+
+
+def test_each_round_keeps_its_own_timing() -> None:
+    """A near round's RTTs must not set a far round's timeout, nor a far round's shrink a near window."""
+    spec = WorkerSpec(
+        tenant=3,
+        epoch=99,
+        switch_ip=SWITCH[0],
+        nslots=256,
+        period=[
+            RoundSpec(round=0, clique_size=2, rto_s=1.0, path_rtt_s=0.012),
+            RoundSpec(round=1, clique_size=3, rto_s=1.0, path_rtt_s=0.2),
+        ],
+    )
+    j = IncJob.from_spec(spec, spec.period[0])
+    j.bind_ip = "127.0.0.1"
+    with IncWorker(j) as w:
+        near = w.timing
+        for t in range(200):
+            near.rtt.sample(0.012)
+            near.window.on_sample(0.012, t * 0.02, near.rtt.srtt)
+        w.job.enter(spec.period[1])
+        far = w.timing
+        assert far is not near and far.rtt.srtt is None
+        assert far.rtt.min_rto >= 1.2 * 0.2 and far.window.size == 256
+        for t in range(20):
+            far.rtt.sample(0.2)
+            far.window.on_sample(0.2, 10 + t * 0.3, far.rtt.srtt)
+        w.job.enter(spec.period[0])
+        assert w.timing is near and near.window.size == 256 and near.rtt.rto < 0.1
+
+
+def test_the_result_port_is_bound_exclusively() -> None:
+    with IncWorker(job(bind_ip="127.0.0.1")), pytest.raises(IncPortInUse, match="48003"):
+        IncWorker(job(bind_ip="127.0.0.1"))
