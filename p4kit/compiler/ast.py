@@ -350,6 +350,7 @@ class ListExpression(Expression):
 
     elems: list[Expression] = field(default_factory=list)
     target_type: Any = field(default=None, kw_only=True, repr=False)
+    dots: bool = field(default=False, kw_only=True)  # ends with `...`: the other fields get defaults
 
 
 @dataclass(eq=False)
@@ -364,6 +365,13 @@ class StructExpression(Expression):
 
     type_ref: TypeRef | None
     fields: list[NamedExpression] = field(default_factory=list)
+    dots: bool = field(default=False, kw_only=True)  # ends with `...`: the other fields get defaults
+
+
+@dataclass(eq=False)
+class DotsExpression(Expression):
+    """`...` as a value: the default value of the type its context expects (0, false, the first enum
+    member, an invalid header; for a struct, each field's default)."""
 
 
 @dataclass(eq=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from p4kit.compiler import ast
-from p4kit.compiler.diagnostics import CompileError, SourceLoc
+from p4kit.compiler.diagnostics import SourceLoc
 from p4kit.compiler.lexer import Token
 from p4kit.compiler.parse_base import (
     _BASE_TYPE_KW,
@@ -172,6 +172,9 @@ class ExprParser(ParserBase):
                 return e
             if txt == "{":
                 return self.brace_expression()
+            if txt == "...":
+                self.i += 1
+                return ast.DotsExpression(loc=loc)
             if txt == "." and self.peek().kind == "ID":
                 self.i += 1
                 n = self.name()
@@ -210,27 +213,35 @@ class ExprParser(ParserBase):
             return ast.ListExpression([], loc=loc)
         if self.tok.kind in ("ID", "KW") and self.peek().kind == "PUNCT" and self.peek().text == "=":
             fields: list[ast.NamedExpression] = []
+            dots = False
             while True:
+                if self.accept("..."):
+                    dots = True
+                    self.expect("}", "'}' ('...' must come last)")
+                    break
                 n = self.member_name()
                 self.expect("=")
                 fields.append(ast.NamedExpression(n.text, self.expression(), loc=self.loc(n)))
                 if not self.accept(","):
+                    self.expect("}", "',' or '}'")
                     break
-                if self.at_punct("}"):
+                if self.accept("}"):
                     break
-            self.expect("}", "',' or '}'")
-            return ast.StructExpression(None, fields, loc=loc)
+            return ast.StructExpression(None, fields, loc=loc, dots=dots)
         elems: list[ast.Expression] = []
+        dots = False
         while True:
-            if self.at_punct("..."):
-                raise CompileError("unsupported: '...' in a list expression", self.loc())
+            if self.accept("..."):
+                dots = True
+                self.expect("}", "'}' ('...' must come last)")
+                break
             elems.append(self.keyset_or_expression())
             if not self.accept(","):
+                self.expect("}", "',' or '}'")
                 break
-            if self.at_punct("}"):
+            if self.accept("}"):
                 break
-        self.expect("}", "',' or '}'")
-        return ast.ListExpression(elems, loc=loc)
+        return ast.ListExpression(elems, loc=loc, dots=dots)
 
     def keyset_or_expression(self) -> ast.Expression:
         return self.simple_keyset()

@@ -397,6 +397,8 @@ class CallsMixin(CheckerState):
                 return
         if isinstance(e, ast.ListExpression) and isinstance(tu, (T.StructLikeType, T.TupleType)):
             fields = [f.type for f in tu.fields] if isinstance(tu, T.StructLikeType) else tu.elems
+            if e.dots and len(e.elems) <= len(fields):
+                fields = fields[: len(e.elems)]
             if len(fields) != len(e.elems):
                 raise _err(
                     f"type mismatch in {what}: {len(e.elems)} values given for {target} which has {len(fields)}",
@@ -411,6 +413,8 @@ class CallsMixin(CheckerState):
             given = {f.name: f for f in e.fields}
             for f in tu.fields:
                 if f.name not in given:
+                    if e.dots:
+                        continue
                     raise _err(f"missing field '{f.name}' in the initializer of {target}", e)
                 self.coerce(given[f.name].value, f.type, what)
             extra = set(given) - {f.name for f in tu.fields}

@@ -74,6 +74,11 @@ class ExprsMixin(CheckerState):
     def e_StringLiteral(self, e: ast.StringLiteral, scope: Scope, expected: T.Type | None) -> T.Type:
         return _STRING
 
+    def e_DotsExpression(self, e: ast.DotsExpression, scope: Scope, expected: T.Type | None) -> T.Type:
+        if expected is None or isinstance(expected, T.DontCareType):
+            raise _err("'...' needs the type of the value it stands for to be known", e)
+        return expected
+
     def e_DefaultExpression(self, e: ast.DefaultExpression, scope: Scope, expected: T.Type | None) -> T.Type:
         return _DONTCARE
 
@@ -544,10 +549,15 @@ class ExprsMixin(CheckerState):
     def e_ListExpression(self, e: ast.ListExpression, scope: Scope, expected: T.Type | None) -> T.Type:
         exp_elems: list[T.Type | None] = [None] * len(e.elems)
         u = T.unwrap(expected) if expected is not None else None
-        if isinstance(u, T.StructLikeType) and len(u.fields) == len(e.elems):
-            exp_elems = [f.type for f in u.fields]
-        elif isinstance(u, T.TupleType) and len(u.elems) == len(e.elems):
-            exp_elems = list(u.elems)
+        n = len(e.elems)
+        if isinstance(u, T.StructLikeType) and (len(u.fields) == n or (e.dots and len(u.fields) >= n)):
+            exp_elems = [f.type for f in u.fields][:n]
+        elif isinstance(u, T.TupleType) and (len(u.elems) == n or (e.dots and len(u.elems) >= n)):
+            exp_elems = list(u.elems)[:n]
+        elif e.dots:
+            raise _err(
+                "'...' in a list needs the type it initializes to be known (a struct, header or tuple)", e
+            )
         elems = [self.expr(x, scope, et) for x, et in zip(e.elems, exp_elems, strict=True)]
         return T.TupleType(elems)
 
@@ -580,7 +590,7 @@ class ExprsMixin(CheckerState):
             self.expr(f.value, scope, sf.type)
             self.coerce(f.value, sf.type, f"field {f.name}")
         missing = [sf.name for sf in u.fields if sf.name not in given]
-        if missing:
+        if missing and not e.dots:
             raise _err(f"missing field(s) {', '.join(missing)} in the initializer of {u.name}", e)
 
     def e_SelectExpression(self, e: ast.SelectExpression, scope: Scope, expected: T.Type | None) -> T.Type:

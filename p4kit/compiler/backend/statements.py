@@ -402,6 +402,9 @@ class StmtLowering:
 
     # --- assignment ---------------------------------------------------------------------------------
     def assign(self, dst: Loc, src: ast.Expression, node: ast.Node) -> None:
+        if isinstance(src, ast.DotsExpression):
+            self.assign_default(dst, node)
+            return
         if isinstance(dst, (FieldLoc, DynFieldLoc)):
             if isinstance(T.unwrap(dst.type), T.VarbitType):
                 self.emit("assign_VL", [arg(dst.json()), arg(self.ex.loc(src).json())], node)  # type: ignore[attr-defined]
@@ -466,6 +469,30 @@ class StmtLowering:
             self.emit("add_header", [arg(dst.json())], node)
         for name, value in pairs:
             self.assign(self.ex._member(dst, name, node), value, node)
+        if src.dots:  # `{a = 1, ...}`: every field not given gets its default value
+            given = {name for name, _ in pairs}
+            for name in names:
+                if name not in given:
+                    self.assign_default(self.ex._member(dst, name, node), node)
+
+    def assign_default(self, dst: Loc, node: ast.Node) -> None:
+        """`dst = ...`: every P4 default value is stored as 0 here (0, false, NoError, an enum's first
+        member); a header, union or stack becomes invalid, except a field of a header that `{...}`
+        makes valid."""
+        if isinstance(dst, (FieldLoc, DynFieldLoc)):
+            if isinstance(T.unwrap(dst.type), T.VarbitType):
+                return  # an empty varbit: nothing to store
+            self.assign_value(dst, V.hexstr(0, bits(dst.type)), node)
+        elif isinstance(dst, StructLoc):
+            for sub in dst.fields.values():
+                self.assign_default(sub, node)
+        elif isinstance(dst, (HeaderLoc, DynHeaderLoc, UnionLoc)):
+            self.invalidate(dst, node)
+        elif isinstance(dst, StackLoc):
+            for elem in dst.elems:
+                self.invalidate(elem, node)
+        else:
+            raise unsupported("'...' for this value", node)
 
     def _field_names(self, dst: Loc, node: ast.Node) -> list[str]:
         t = T.unwrap(dst.type)
