@@ -1077,8 +1077,22 @@ class CodeGen:
             self.emit(ind + 1, f"raise _perr({self.err_code('StackOutOfBounds')})")
             self._extract_into(ind, f"H[{ids}[{i}]]", st.htype, st.name + "[]")
             self.emit(ind, f"P.nx[{st.id}] = {i} + 1")
-        elif t == "union_stack":
-            raise PipelineLoadError("header union stacks are not supported")
+        elif t == "union_stack":  # BMv2: the next union of the stack, one member; the others invalid
+            us = self.prog.union_stacks[ref["value"][0]]
+            member = ref["value"][1]
+            ids = self.const(f"USID{us.id}_{member}", tuple(e[member] for e in us.elems))
+            others = self.const(
+                f"USOTH{us.id}_{member}", tuple(tuple(h for m, h in e.items() if m != member) for e in us.elems)
+            )
+            i = self.tmp("n")
+            self.emit(ind, f"{i} = P.nx[{us.id}]")
+            self.emit(ind, f"if {i} >= {len(us.elems)}:")
+            self.emit(ind + 1, f"raise _perr({self.err_code('StackOutOfBounds')})")
+            ht = self.prog.headers[us.elems[0][member]].htype
+            self._extract_into(ind, f"H[{ids}[{i}]]", ht, f"{us.name}[].{member}")
+            self.emit(ind, f"for _u in {others}[{i}]:")
+            self.emit(ind + 1, "H[_u][0] = 0")
+            self.emit(ind, f"P.nx[{us.id}] = {i} + 1")
         else:
             raise PipelineLoadError(f"unsupported extract target {ref!r}")
 

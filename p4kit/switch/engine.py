@@ -180,7 +180,8 @@ class Engine:
         self.SM = sm.id
         idx = {f.name: i + 1 for i, f in enumerate(sm.htype.fields)}
         self.F = idx
-        self.nstacks = max((s.id for s in program.stacks.values()), default=-1) + 1
+        ids = [s.id for s in program.stacks.values()] + [u.id for u in program.union_stacks.values()]
+        self.nstacks = max(ids, default=-1) + 1  # union stacks count their next index there too
         self.metadata_ids = [h.id for h in program.headers if h.metadata]
         # Queue fields (see queues.py); 0 where the program's standard_metadata lacks one.
         self.Q_ENQ_TS, self.Q_ENQ_DEPTH, self.Q_DEQ_DELTA, self.Q_DEQ_DEPTH, self.Q_PRIO = (

@@ -82,6 +82,16 @@ class StackInfo:
 
 
 @dataclass
+class UnionStackInfo:
+    """A header union stack: `id` shares the numbering (and the next-index counters) of header stacks;
+    `elems[i]` maps each union member name to the header id of element i."""
+
+    name: str
+    id: int
+    elems: list[dict[str, int]]
+
+
+@dataclass
 class KeyField:
     """One key field of a table as the control plane sees it."""
 
@@ -172,6 +182,7 @@ class Program:
     header_by_name: dict[str, HeaderInst]
     stacks: dict[str, StackInfo]
     unions: dict[str, list[int]]
+    union_stacks: dict[str, UnionStackInfo]
     errors: dict[str, int]
     actions: dict[str, ActionInfo]
     actions_by_id: dict[int, ActionInfo]
@@ -339,6 +350,7 @@ def _load(doc: dict) -> Program:
         unions[u["name"]] = ids
         for hid in ids:
             headers[hid].union = u["name"]
+    union_stacks = _union_stacks(doc, stacks)
     errors = dict(DEFAULT_ERRORS)
     if doc.get("errors"):
         errors = {name: int(code) for name, code in doc["errors"]}
@@ -365,6 +377,7 @@ def _load(doc: dict) -> Program:
         header_by_name=by_name,
         stacks=stacks,
         unions=unions,
+        union_stacks=union_stacks,
         errors=errors,
         actions=actions,
         actions_by_id=actions_by_id,
@@ -419,6 +432,26 @@ def _load(doc: dict) -> Program:
             bitwidth=_width(r["bitwidth"], f"register '{r['name']}'"),
         )
     return prog
+
+
+def _union_stacks(doc: dict, stacks: dict[str, StackInfo]) -> dict[str, UnionStackInfo]:
+    """`header_union_stacks`: each element is a header union (by id in `header_unions`), whose
+    members are named by its `header_union_types` entry, in the order of its header ids."""
+    members = {t["name"]: [m[0] for m in t.get("headers", [])] for t in doc.get("header_union_types", [])}
+    unions = doc.get("header_unions", [])
+    out: dict[str, UnionStackInfo] = {}
+    next_id = max((st.id for st in stacks.values()), default=-1) + 1
+    for us in doc.get("header_union_stacks", []):
+        ids = [int(x) for x in us.get("header_union_ids", [])]
+        _size(len(ids), f"header union stack '{us['name']}'", MAX_STACK_SIZE)
+        elems = []
+        for uid in ids:
+            u = unions[uid]
+            names = members[u["union_type"]]
+            elems.append(dict(zip(names, [int(h) for h in u["header_ids"]], strict=True)))
+        out[us["name"]] = UnionStackInfo(us["name"], next_id, elems)
+        next_id += 1
+    return out
 
 
 # v1model's standard_metadata fields (name, width) as simple_switch defines them.
