@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 INC_UDP_PORT = 47000
+EDGE_UDP_PORT = 47001  # Edge-INC streams: same header, replicated by the switches (docs/edge-inc.md)
 INC_VERSION = 2
 INC_LANES = 64
 
@@ -100,14 +101,19 @@ def serial_distance(a: int, b: int) -> int:
     return d - SERIAL_MOD if d >= SERIAL_MOD // 2 else d
 
 
+def chunk_space(nslots: int) -> int:
+    """How many chunk numbers a worker with `nslots` slots uses before wrapping to 0: the largest multiple
+    of 2 * nslots below 2^32. Every cell's (slot, copy) then follows the same cycle across the wrap, and
+    the jump from the last number back to 0 is a small step forward as serial numbers."""
+    return SERIAL_MOD - SERIAL_MOD % (2 * nslots)
+
+
 def slot_of(chunk: int, nslots: int) -> tuple[int, int]:
     """Slot index and copy (version flag) that chunk number `chunk` uses in a pool of `nslots` slots.
 
     Chunk k and chunk k + nslots share a slot but use its two different copies, so the result of k stays
-    in the switch while k + nslots is being aggregated. Chunk numbers are taken mod 2^32 first; across
-    the wrap the mapping stays consistent for every worker (they all wrap at the same chunk), and a
-    cell's previous use is at most 2 * nslots chunks back, far inside the serial window."""
-    chunk %= SERIAL_MOD
+    in the switch while k + nslots is being aggregated. Chunk numbers run modulo chunk_space(nslots), a
+    multiple of 2 * nslots, so the mapping stays the same across the wrap."""
     return chunk % nslots, (chunk // nslots) % 2
 
 

@@ -37,12 +37,11 @@ from edge.protocol import (
     F_VERSION,
     INC_UDP_PORT,
     PACKET_LEN,
-    SERIAL_MOD,
     IncHeader,
     MalformedPacket,
+    chunk_space,
     decode,
     encode,
-    serial_distance,
     slot_of,
     worker_port,
 )
@@ -236,7 +235,8 @@ class ReduceStream:
     ) -> None:
         if job.nslots < 1:
             raise ValueError("a job needs at least one slot")
-        self.job, self.lanes, self.kind, self.first = job, lanes, kind, first_chunk % SERIAL_MOD
+        self.space = chunk_space(job.nslots)
+        self.job, self.lanes, self.kind, self.first = job, lanes, kind, first_chunk % self.space
         self.timing, self.stats, self.transmit = timing, stats, transmit
         self.total = lanes.shape[0]
         self.result = np.zeros_like(lanes, dtype=np.uint32)
@@ -252,7 +252,7 @@ class ReduceStream:
         return self.remaining == 0
 
     def _send(self, index: int, retransmit: bool) -> bool:
-        chunk = (self.first + index) % SERIAL_MOD
+        chunk = (self.first + index) % self.space
         slot, copy = slot_of(chunk, self.job.nslots)
         flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
         header = IncHeader(
@@ -311,7 +311,7 @@ class ReduceStream:
         ):
             self.stats.rejected += 1
             return False
-        index = serial_distance(header.chunk, self.first)
+        index = (header.chunk - self.first) % self.space if header.chunk < self.space else -1
         if header.round != job.round or not 0 <= index < self.total or self.done[index]:
             self.stats.duplicates += 1  # a late copy (of this round or of the one before)
             return False
@@ -342,7 +342,7 @@ class ReduceStream:
             missing = sorted(self.inflight)[:8]
             raise IncTimeoutError(
                 f"tenant {job.tenant}: no result for {now - self.last_progress:.1f} s; {self.remaining} of "
-                f"{self.total} chunks missing (first: {[(self.first + i) % SERIAL_MOD for i in missing]}); a "
+                f"{self.total} chunks missing (first: {[(self.first + i) % self.space for i in missing]}); a "
                 f"worker of the job may be dead, the job may have been reset (epoch {job.epoch} is no longer "
                 f"installed), or the job's tree is not installed on switch {job.switch_ip}"
             )
@@ -371,8 +371,8 @@ def bind_result_port(bind_ip: str, tenant: int) -> socket.socket:
 
 @dataclass
 class IncWorker:
-    """One worker's endpoint. Chunk numbers continue across calls (mod 2^32), so successive collectives
-    never confuse a late packet of the previous call with the next one. Timing state is kept per round
+    """One worker's endpoint. Chunk numbers continue across calls (wrapping at chunk_space), so successive
+    collectives never confuse a late packet of the previous call with the next one. Timing state is kept per round
     (`timings`), since each round of a schedule has its own tree."""
 
     job: IncJob
@@ -428,7 +428,7 @@ class IncWorker:
         stream = ReduceStream(
             self.job, lanes, kind, self.next_chunk, self.timing, self.stats, self._transmit, started
         )
-        self.next_chunk = (self.next_chunk + lanes.shape[0]) % SERIAL_MOD
+        self.next_chunk = (self.next_chunk + lanes.shape[0]) % stream.space
         buf = bytearray(2048)
         stream.pump(started)
         while not stream.finished:

@@ -15,6 +15,7 @@ from edge.protocol import (
     KIND_SUM,
     SERIAL_MOD,
     IncHeader,
+    chunk_space,
     encode,
     slot_of,
 )
@@ -93,15 +94,21 @@ def test_only_results_of_the_workers_own_tree_are_taken() -> None:
         s.receive(result(j, 1, count=5), SWITCH, 0.3)
 
 
-def test_chunk_numbers_wrap_around_2_to_the_32() -> None:
-    j = job(nslots=8)
-    first = SERIAL_MOD - 3
-    s, sent = stream(j, chunks=6, first=first)
+def test_chunk_numbers_wrap_at_the_chunk_space() -> None:
+    j = job(nslots=3)
+    space = chunk_space(3)  # 2^32 - 4: a multiple of 6, so slots and copies keep their cycle
+    s, sent = stream(j, chunks=6, first=space - 3)
+    s.pump(0.0)
     s.pump(0.0)
     chunks = [IncHeader.unpack(p).chunk for p in sent]
-    assert chunks == [SERIAL_MOD - 3, SERIAL_MOD - 2, SERIAL_MOD - 1, 0, 1, 2]
+    assert chunks == [space - 3, space - 2, space - 1]  # the window: 3 slots
     for c in chunks:
         assert s.receive(result(j, c, value=c % 1000), SWITCH, 0.1)
+    s.pump(0.2)
+    chunks = [IncHeader.unpack(p).chunk for p in sent]
+    assert chunks[3:] == [0, 1, 2]
+    for c in chunks[3:]:
+        assert s.receive(result(j, c, value=c % 1000), SWITCH, 0.3)
     assert s.finished and s.result[3].tolist() == [0] * INC_LANES and s.result[5][0] == 2
 
 

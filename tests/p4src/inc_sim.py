@@ -222,7 +222,7 @@ class SimNetwork:
                 w.stream = ReduceStream(
                     w.job, lanes, P.KIND_SUM, w.next_chunk, w.timing, w.stats, self._transmit(w), self.now
                 )
-                w.next_chunk = (w.next_chunk + lanes.shape[0]) % P.SERIAL_MOD
+                w.next_chunk = (w.next_chunk + lanes.shape[0]) % w.stream.space
             w.stream.pump(self.now)
             w.stream.check_stall(self.now)
             if not w.stream.finished:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from edge import formats
-from edge.protocol import INC_LANES
+from edge.protocol import INC_LANES, chunk_space
 from edge.worker import IncJob
 from tests.p4src.inc_sim import LinkModel, SimNetwork, SimWorker, chain_fabric
 
@@ -21,8 +21,14 @@ TENANT_HOSTS = {1: ["S1h1", "S1h2", "S2h1", "S4h1", "S4h2"], 2: ["S1h1", "S2h1",
 
 
 def run(
-    tmp_path: Path, seed: int, slots: dict[int, int], model: LinkModel, chunks: tuple[int, ...]
+    tmp_path: Path,
+    seed: int,
+    slots: dict[int, int],
+    model: LinkModel,
+    chunks: tuple[int, ...],
+    before_wrap: int | None = None,
 ) -> SimNetwork:
+    """`before_wrap`: the workers start that many chunk numbers before their chunk space wraps to 0."""
     fabric = chain_fabric(SITES)
     net = SimNetwork(fabric, model, seed)
     net.start_switches()
@@ -38,18 +44,13 @@ def run(
                 sw, att = fabric.host(host)
                 calls = [rng.integers(-(2**31), 2**31, size=(n, INC_LANES), dtype=np.int64) for n in chunks]
                 inputs[(plan.tenant, host)] = calls
-                net.add_worker(
-                    SimWorker(
-                        host,
-                        plan.tenant,
-                        att.ip,
-                        att.mac,
-                        sw.name,
-                        att.port,
-                        IncJob.from_spec(spec),
-                        [formats.int32_to_lanes(c.astype(np.int32)) for c in calls],
-                    )
+                lanes = [formats.int32_to_lanes(c.astype(np.int32)) for c in calls]
+                w = SimWorker(
+                    host, plan.tenant, att.ip, att.mac, sw.name, att.port, IncJob.from_spec(spec), lanes
                 )
+                if before_wrap is not None:
+                    w.next_chunk = chunk_space(spec.nslots) - before_wrap
+                net.add_worker(w)
         net.run()
         for (tenant, host), calls in inputs.items():
             w = net.workers[(host, tenant)]
@@ -63,11 +64,16 @@ def run(
         net.close()
 
 
-@pytest.mark.parametrize(("seed", "slots"), [(1, {1: 1, 2: 3}), (2, {1: 2, 2: 1}), (3, {1: 3, 2: 2})])
+@pytest.mark.parametrize(
+    ("seed", "slots", "before_wrap"),
+    [(1, {1: 1, 2: 3}, None), (2, {1: 2, 2: 1}, None), (3, {1: 3, 2: 2}, 11)],
+)
 def test_exact_sums_under_loss_duplication_and_reordering(
-    tmp_path: Path, seed: int, slots: dict[int, int]
+    tmp_path: Path, seed: int, slots: dict[int, int], before_wrap: int | None
 ) -> None:
-    net = run(tmp_path, seed, slots, LinkModel(loss=0.3, duplicate=0.3, jitter_s=0.15), chunks=(24, 9))
+    """The third case starts 11 chunk numbers before the wrap (3 slots: a chunk space that is not 2^32)."""
+    model = LinkModel(loss=0.3, duplicate=0.3, jitter_s=0.15)
+    net = run(tmp_path, seed, slots, model, chunks=(24, 9), before_wrap=before_wrap)
     retransmitted = sum(w.stats.retransmissions for w in net.workers.values())
     assert retransmitted > 0 and net.forwarded > 0
 
