@@ -16,31 +16,43 @@ WAN), `slot` is unused (0), and `chunk` counts from 0 within a round's vector.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
 
-EDGE_UDP_PORT = 47001
+from edge.protocol import (
+    EDGE_UDP_PORT,
+    F_RESULT,
+    F_RETRANSMIT,
+    HEADER,
+    HEADER_LEN,
+    INC_LANES,
+    INC_VERSION,
+    KIND_MAX,
+    KIND_SUM,
+    LANE_DTYPE,
+    PACKET_LEN,
+)
+
 EDGE_REPAIR_PORT = 47002
 EDGE_RESULT_PORT = 47003
 
-EDGE_VERSION = 2
-LANES = 64
+EDGE_VERSION = INC_VERSION
+LANES = INC_LANES
 CHUNK_BYTES = LANES * 4  # accumulator bytes per chunk: what the stage's memory is counted in
 
-KIND_SUM = 0
-KIND_MAX = 1
-
-F_RESULT = 0x01
-F_RETRANSMIT = 0x02
 F_NACK = 0x10  # a repair request: `count` chunk numbers in the first lanes
 F_READY = 0x20  # start agreement: the sender is ready for `round`; lanes[0:2] = ready time (us, 64-bit)
 
-HEADER = struct.Struct("!BBBBHHHHIIBBH")
-HEADER_LEN = HEADER.size  # 24
-PACKET_LEN = HEADER_LEN + CHUNK_BYTES
-LANE_DTYPE = np.dtype(">u4")
+__all__ = [
+    "EDGE_UDP_PORT",
+    "F_RESULT",
+    "F_RETRANSMIT",
+    "HEADER_LEN",
+    "KIND_MAX",
+    "KIND_SUM",
+    "PACKET_LEN",
+]
 MAX_SITE_ID = 255
 
 
@@ -90,8 +102,8 @@ def encode(p: EdgePacket) -> bytes:
 
 
 def decode(data: bytes | memoryview) -> EdgePacket:
-    if len(data) < PACKET_LEN:
-        raise MalformedEdgePacket(f"Edge-INC packet needs {PACKET_LEN} bytes, got {len(data)}")
+    if len(data) != PACKET_LEN:
+        raise MalformedEdgePacket(f"an Edge-INC packet is {PACKET_LEN} bytes, got {len(data)}")
     (version, kind, flags, sender, tenant, rnd, _slot, count, chunk, epoch, exponent, _r0, _r1) = (
         HEADER.unpack_from(data)
     )

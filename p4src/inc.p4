@@ -9,12 +9,14 @@
 #include "include/parser.p4"
 #include "include/forwarding.p4"
 #include "include/aggregation.p4"
+#include "include/edge_multicast.p4"
 
 control TributaryIngress(inout headers_t hdr, inout metadata_t meta,
                          inout standard_metadata_t std_meta) {
     SourceGuard() guard;
     Forwarding() forwarding;
     Aggregation() aggregation;
+    EdgeMulticast() edge_multicast;
     apply {
         if (hdr.ipv4.isValid()) {
             guard.apply(hdr, meta, std_meta);
@@ -25,6 +27,9 @@ control TributaryIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.udp.isValid() && hdr.udp.dst_port == INC_UDP_PORT) {
             /* every packet to the INC port, well-formed or not, is the aggregation's to take or drop */
             aggregation.apply(hdr, meta, std_meta);
+        } else if (hdr.udp.isValid() && hdr.udp.dst_port == EDGE_UDP_PORT) {
+            /* Edge-INC streams are only replicated, along the source's tree of the packet's round */
+            edge_multicast.apply(hdr, meta, std_meta);
         } else {
             forwarding.apply(hdr, meta, std_meta);
         }
@@ -34,8 +39,13 @@ control TributaryIngress(inout headers_t hdr, inout metadata_t meta,
 control TributaryEgress(inout headers_t hdr, inout metadata_t meta,
                         inout standard_metadata_t std_meta) {
     Delivery() delivery;
+    EdgeDelivery() edge_delivery;
     apply {
-        delivery.apply(hdr, meta, std_meta);
+        if (hdr.udp.isValid() && hdr.udp.dst_port == EDGE_UDP_PORT) {
+            edge_delivery.apply(hdr, meta, std_meta);
+        } else {
+            delivery.apply(hdr, meta, std_meta);
+        }
     }
 }
 

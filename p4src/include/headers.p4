@@ -39,6 +39,9 @@ header udp_h {
 /* In-network aggregation (docs/protocol.md). Workers send UDP to INC_UDP_PORT; every switch on the
    way recognises the port and aggregates instead of routing. */
 const bit<16> INC_UDP_PORT  = 47000;
+/* Edge-INC streams (docs/edge-inc.md): the same header and payload on their own port, so the aggregation
+   never sees them; the switches only replicate them (include/edge_multicast.p4). */
+const bit<16> EDGE_UDP_PORT = 47001;
 const bit<8>  INC_VERSION   = 2;
 const int     INC_LANES     = 64;     /* int32 values per packet */
 const bit<16> INC_UDP_LENGTH  = 288;  /* UDP header 8 + INC header 24 + 64 x 4 */

@@ -23,6 +23,7 @@ parser TributaryParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         pkt.extract(hdr.udp);
         transition select(hdr.udp.dst_port) {
             INC_UDP_PORT: parse_inc;
+            EDGE_UDP_PORT: parse_inc;
             default: accept;
         }
     }

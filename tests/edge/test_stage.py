@@ -233,7 +233,7 @@ def test_wire_round_trip_and_refusals():
         2,
     )
     assert np.array_equal(q.lanes, p.lanes)
-    with pytest.raises(w.MalformedEdgePacket, match="needs"):
+    with pytest.raises(w.MalformedEdgePacket, match="is 280 bytes"):
         w.decode(data[:-1])
     with pytest.raises(w.MalformedEdgePacket, match="version"):
         w.decode(b"\x01" + data[1:])
