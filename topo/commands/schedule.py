@@ -20,6 +20,7 @@ from rich.table import Table
 from controller.schedule import (
     DEFAULT_EPS,
     FAMILIES,
+    Candidate,
     CliqueTiming,
     EdgeParams,
     Inbound,
@@ -30,10 +31,13 @@ from controller.schedule import (
     TimingCache,
     optimise,
 )
+from controller.schedule.emulated import emulated_params, predict
 from controller.schedule.model import DEFAULT_CHUNK_BYTES
 from controller.schedule.sweep import Sweep, plot, run_sweep, write_csv
 from controller.schedule.units import UnitError, format_size, format_time, parse_bandwidth, parse_size
 from topo.wan import Wan, default_wan, load_topology
+
+DEFAULT_EMULATED_MBIT = 1.3
 
 UNITS_HELP = (
     "Sizes: MB = 10^6 bytes, GB = 10^9 (KiB/MiB/GiB for powers of two); bandwidth: Gbit = 10^9 bit/s."
@@ -136,6 +140,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=Path("schedule-sweep"),
         help="sweep output prefix (default schedule-sweep -> .png, .csv)",
     )
+    run = p.add_argument_group(
+        "running the schedule on the emulated WAN (--run, needs root; docs/edge-inc.md)",
+        "The run scales rate, memory and size by one factor (--emulated-rate / --bandwidth); latencies stay "
+        "real. Its prediction uses the same formulas with the emulation's own rate, whole accumulators, "
+        "whole chunks and header bytes.",
+    )
+    run.add_argument(
+        "--run",
+        action="store_true",
+        help="bring up the WAN and run the best schedule through the edge stages",
+    )
+    run.add_argument(
+        "--compare",
+        choices=("all-to-all", "none"),
+        default="none",
+        help="also run all-to-all on the same WAN (skipped when it is the best schedule)",
+    )
+    run.add_argument(
+        "--loss",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="random loss on every WAN link (0.01 = 1 %%)",
+    )
+    run.add_argument(
+        "--emulated-rate",
+        type=float,
+        default=DEFAULT_EMULATED_MBIT,
+        metavar="MBIT",
+        help=f"WAN link rate of the run, Mbit/s of whole frames (default {DEFAULT_EMULATED_MBIT:g}: the CPU budget "
+        "of docs/edge-inc.md)",
+    )
+    run.add_argument("--seed", type=int, default=1, help="seed of the sites' inputs")
+    run.add_argument(
+        "--stall-timeout", type=float, default=30.0, help="a stage gives up after this long without progress"
+    )
+    run.add_argument(
+        "--link-mode", choices=("auto", "netem", "switch"), default="auto", help="where links are shaped"
+    )
+    run.add_argument(
+        "--switch", dest="switch_binary", metavar="BINARY", help="switch program (default p4kit-switch)"
+    )
+    run.add_argument("--run-dir", type=Path, help="where logs and results go (default runs/<time>)")
     p.set_defaults(func=cmd_schedule)
 
 
@@ -181,6 +228,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         return _err(str(exc))
     if not result.candidates:
         return _err("no schedule reaches consensus")
+    if args.run or args.compare != "none":
+        return _emulated(wan, net, edge, result, args)
     if args.json:
         print(json.dumps(result.to_json(), separators=(",", ":")))
     else:
@@ -323,3 +372,138 @@ def print_sweep(sweep: Sweep, png: Path, csv_path: Path) -> None:
     if a2a is not None and math.isfinite(a2a):
         con.print(f"[bold]all-to-all is best from {format_size(a2a)} of edge memory[/]")
     con.print(f"wrote {png} and {csv_path}")
+
+
+def executed_rounds(net: Network, cand: Candidate) -> list[list[tuple[str, ...]]]:
+    """The rounds a run executes: the candidate's cycle repeated until consensus (idle sites left out)."""
+    cycle = cand.named_rounds(net)
+    n = cand.mixing.rounds if cand.mixing.reaches else len(cycle)
+    return [[tuple(c) for c in cycle[t % len(cycle)]] for t in range(n)]
+
+
+def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: argparse.Namespace) -> int:
+    """Predict (and with --run, measure) the best schedule and the comparison at the emulation's scale."""
+    from topo.options import log, require_root
+
+    if not 0 <= args.loss < 1:
+        return _err(f"--loss is a fraction in [0, 1) (0.01 means 1 %), got {args.loss}")
+    if not args.emulated_rate > 0:
+        return _err("--emulated-rate must be positive")
+    try:
+        params = emulated_params(
+            edge.memory_bytes, edge.size_bytes, net.bandwidth_bps, args.emulated_rate * 1e6
+        )
+    except ModelError as exc:
+        return _err(str(exc))
+    best = result.best
+    chosen = [(best.strategy, executed_rounds(net, best))]
+    if args.compare == "all-to-all" and best.family != "all-to-all":
+        chosen.append(("all-to-all", [[tuple(net.names)]]))
+    plans = []
+    for strategy, rounds in chosen:
+        predicted, total = predict(net, params, rounds)
+        plans.append((strategy, rounds, predicted, total))
+    out: dict[str, object] = {"emulation": params.to_json(), "loss": args.loss, "runs": []}
+    if not args.run:
+        for strategy, _rounds, predicted, total in plans:
+            out["runs"].append(_predicted_json(strategy, predicted, total))  # type: ignore[attr-defined]
+        _print_emulated(out, args.json)
+        return 0
+    if not require_root("schedule --run"):
+        return 1
+    from topo.edge_run import run_schedule
+    from topo.session import running_wan
+
+    run_args = argparse.Namespace(
+        topology=args.topology,
+        sites=args.sites,
+        rate=args.emulated_rate,
+        loss=args.loss,
+        workers_per_site=None,
+        run_dir=args.run_dir,
+        link_mode=args.link_mode,
+        switch_binary=args.switch_binary,
+        pcap=False,
+        trace=False,
+    )
+    ok = True
+    with running_wan(run_args, label="schedule") as running:
+        for tenant, (strategy, rounds, _predicted, _total) in enumerate(plans, start=1):
+            log(f"running {strategy}: {len(rounds)} round(s)")
+            res = run_schedule(
+                running,
+                net,
+                params,
+                strategy,
+                rounds,
+                log,
+                tenant=tenant,
+                seed=args.seed,
+                stall_timeout_s=args.stall_timeout,
+            )
+            out["runs"].append(res.to_json())  # type: ignore[attr-defined]
+            ok = ok and res.exact
+    runs = out["runs"]  # type: ignore[assignment]
+    measured = [r for r in runs if r.get("measured_s") is not None]  # type: ignore[union-attr]
+    if len(measured) == len(runs) and len(runs) > 1:
+        out["winner_measured"] = min(runs, key=lambda r: r["measured_s"])["strategy"]  # type: ignore[index]
+        out["winner_predicted"] = min(runs, key=lambda r: r["predicted_s"])["strategy"]  # type: ignore[index]
+    _print_emulated(out, args.json)
+    return 0 if ok else 1
+
+
+def _predicted_json(strategy: str, predicted: list, total: float) -> dict[str, object]:
+    return {
+        "strategy": strategy,
+        "predicted_s": round(total, 4) if math.isfinite(total) else None,
+        "measured_s": None,
+        "rounds": [
+            {
+                "round": r.round,
+                "predicted_s": round(r.time_s, 4) if math.isfinite(r.time_s) else None,
+                "cliques": [
+                    {
+                        "members": list(c.members),
+                        "rate_mbit": round(c.rate_Bps * 8 / 1e6, 4),
+                        "limit": c.limit,
+                    }
+                    for c in r.cliques
+                ],
+            }
+            for r in predicted
+        ],
+    }
+
+
+def _print_emulated(out: dict[str, object], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(out, separators=(",", ":")))
+        return
+    con = _console()
+    em = out["emulation"]
+    con.print(
+        f"emulation: x{em['scale']:.3g}, links {em['wire_mbit']:g} Mbit/s ({em['payload_mbit']:.3g} of payload), "  # type: ignore[index]
+        f"stage memory {em['memory_bytes']} B, vector {em['chunks']} chunks, loss {out['loss']}"  # type: ignore[index]
+    )
+    for r in out["runs"]:  # type: ignore[attr-defined]
+        t = Table(
+            title=f"{r['strategy']}: predicted {r['predicted_s']} s, measured {r['measured_s']} s, exact {r.get('exact')}"
+        )
+        for col in ("round", "predicted s", "measured s", "peak memory B"):
+            t.add_column(col)
+        for rr in r["rounds"]:
+            t.add_row(
+                str(rr["round"]),
+                str(rr["predicted_s"]),
+                str(rr.get("measured_s")),
+                str(rr.get("peak_memory_bytes")),
+            )
+        con.print(t)
+        if r.get("wan_bytes"):
+            con.print(
+                f"bytes per WAN link: {r['wan_bytes']}; each stream once per link: {r.get('wan_streams_once')}"
+            )
+        if r.get("errors"):
+            con.print(f"[red]errors: {r['errors']}[/]")
+    if "winner_measured" in out:
+        con.print(f"winner: measured {out['winner_measured']}, predicted {out['winner_predicted']}")

@@ -1,0 +1,387 @@
+"""Running a schedule through the edge stages on the emulated WAN and measuring it against the model.
+
+One run = one schedule (rounds of cliques of site names): install its distribution trees (controller.edge),
+start one site process per edge host (edge.edge_site) and one receiver per worker (edge.edge_receiver),
+read the switches' Edge-INC counters before and after, and check that every worker holds exactly what the
+schedule's rounds give (for a finite-time design: the exact sum of all sites, i.e. the exact average).
+The prediction is controller.schedule.emulated's, for the run's own rate, memory, chunks and headers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from controller.edge.install import RX_COUNTER, TX_COUNTER, EdgeInstaller, read_port_counters, read_stats
+from controller.edge.plan import EdgeJobPlan, plan_edge_job
+from controller.p4rt import P4InfoIndex
+from controller.schedule.emulated import EmulatedParams, RoundPrediction, predict
+from controller.schedule.model import Network
+from edge.edge_wire import LANES
+from topo import addressing
+from topo.session import RunningWan
+
+START_DELAY_S = 4.0  # every process must be up before the common start
+INT_RANGE = 1 << 24  # inputs in [-2**24, 2**24): sums of up to 128 sites fit in int32
+
+
+@dataclass
+class EdgeRunResult:
+    strategy: str
+    predicted_s: float
+    measured_s: float | None
+    exact: bool
+    exact_average: bool
+    rounds: list[dict]
+    wan_bytes: dict[str, int]
+    wan_streams_once: bool
+    errors: list[str] = field(default_factory=list)
+    stage: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "strategy": self.strategy,
+            "predicted_s": round(self.predicted_s, 4),
+            "measured_s": None if self.measured_s is None else round(self.measured_s, 4),
+            "exact": self.exact,
+            "exact_average": self.exact_average,
+            "rounds": self.rounds,
+            "wan_bytes": self.wan_bytes,
+            "wan_streams_once": self.wan_streams_once,
+            "stage": self.stage,
+        }
+        if self.errors:
+            out["errors"] = self.errors
+        return out
+
+
+def site_vectors(names: Sequence[str], chunks: int, seed: int) -> dict[str, np.ndarray]:
+    """Each site's input (chunks x 64 uint32 lanes holding int32 values), from (seed, site index)."""
+    out = {}
+    for i, n in enumerate(names):
+        rng = np.random.default_rng([seed, i])
+        vals = rng.integers(-INT_RANGE, INT_RANGE, size=chunks * LANES, dtype=np.int32)
+        out[n] = vals.view(np.uint32).reshape(chunks, LANES)
+    return out
+
+
+def replay(vectors: dict[str, np.ndarray], rounds: Sequence[Sequence[Sequence[str]]]) -> dict[str, tuple]:
+    """What every site must hold after the rounds: its clique's sum each round (mod 2**32), and how many
+    initial contributions (with multiplicity) that sum counts."""
+    cur = {n: (v.copy(), 1) for n, v in vectors.items()}
+    for cliques in rounds:
+        nxt = dict(cur)
+        for c in cliques:
+            if len(c) < 2:
+                continue
+            total = np.zeros_like(cur[c[0]][0])
+            count = 0
+            for m in c:
+                total += cur[m][0]
+                count += cur[m][1]
+            for m in c:
+                nxt[m] = (total, count)
+        cur = nxt
+    return cur
+
+
+def _counters(running: RunningWan, index: P4InfoIndex) -> dict[str, dict[int, tuple[int, int]]]:
+    return {name: read_port_counters(conn, index, TX_COUNTER) for name, conn in running.conns.items()}
+
+
+def run_schedule(
+    running: RunningWan,
+    latency_net: Network,
+    params: EmulatedParams,
+    strategy: str,
+    rounds: Sequence[Sequence[Sequence[str]]],
+    progress: Callable[[str], None],
+    tenant: int = 1,
+    seed: int = 1,
+    stall_timeout_s: float = 30.0,
+) -> EdgeRunResult:
+    fabric = running.network.fabric
+    index = P4InfoIndex(running.pipeline.p4info)
+    epoch = random.getrandbits(32)
+    plan = plan_edge_job(fabric, tenant, epoch, rounds)
+    predicted, predicted_total = predict(latency_net, params, plan.rounds)
+    installer = EdgeInstaller(running.conns, index, progress)
+    installer.install(plan)
+    out_dir = running.run_dir / "edge" / strategy.replace(" ", "_")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        before = _counters(running, index)
+        vectors = site_vectors(latency_net.names, params.chunks, seed)
+        start_at = time.time() + START_DELAY_S
+        procs = _launch(running, plan, predicted, params, vectors, out_dir, start_at, stall_timeout_s)
+        budget = predicted_total * 4 + stall_timeout_s * 2 + START_DELAY_S + 30
+        reports = _wait(procs, budget)
+        after = _counters(running, index)
+        stats = {name: read_stats(conn, index) for name, conn in running.conns.items()}
+        _ = {name: read_port_counters(conn, index, RX_COUNTER) for name, conn in running.conns.items()}
+    finally:
+        for err in installer.remove(plan):
+            progress(f"warning: removing edge tenant {tenant}: {err}")
+    return _judge(
+        running, plan, predicted, predicted_total, vectors, reports, before, after, stats, strategy, start_at
+    )
+
+
+def _launch(
+    running: RunningWan,
+    plan: EdgeJobPlan,
+    predicted: list[RoundPrediction],
+    params: EmulatedParams,
+    vectors: dict[str, np.ndarray],
+    out_dir: Path,
+    start_at: float,
+    stall_timeout_s: float,
+) -> list[tuple[str, Path, object]]:
+    fabric = running.network.fabric
+    ids = plan.site_ids
+    edge_ip = {sw.name: next(h.ip for h in sw.hosts if h.role == "edge") for sw in fabric.switches}
+    procs: list[tuple[str, Path, object]] = []
+    for sw in fabric.switches:
+        site = sw.name
+        rounds = []
+        for rp in predicted:
+            clique = next((c for c in rp.cliques if site in c.members), None)
+            if clique is None:
+                continue
+            rounds.append(
+                {
+                    "round": rp.round,
+                    "members": [ids[m] for m in clique.members],
+                    "gap_s": clique.gap_s,
+                    "agree_s": clique.agree_s,
+                    "rtt_s": {
+                        str(ids[m]): running.network.wan.rtt_ms(site, m) / 1e3
+                        for m in clique.members
+                        if m != site
+                    },
+                    "idle_s": max(6 * clique.gap_s, 0.1),
+                }
+            )
+        workers = [h for h in sw.hosts if h.role == "worker"]
+        lanes_path = out_dir / f"{site}.in.npy"
+        np.save(lanes_path, vectors[site])
+        site_spec = {
+            "site": ids[site],
+            "ip": edge_ip[site],
+            "tenant": plan.tenant,
+            "epoch": plan.epoch,
+            "memory_bytes": params.memory_bytes,
+            "stream_ip": sw.inc_ip,
+            "peers": {str(ids[n]): ip for n, ip in edge_ip.items() if n != site},
+            "workers": [h.ip for h in workers],
+            "rounds": rounds,
+            "lanes_path": str(lanes_path),
+            "start_at": start_at,
+            "report": str(out_dir / f"{site}.site.json"),
+            "replicate": "network",
+            "stall_timeout_s": stall_timeout_s,
+            "linger_s": 2.0,
+        }
+        spec_path = out_dir / f"{site}.site.spec.json"
+        spec_path.write_text(json.dumps(site_spec))
+        Path(site_spec["report"]).unlink(missing_ok=True)
+        if not rounds:
+            continue
+        for h in workers:
+            recv = {
+                "ip": h.ip,
+                "stage_ip": edge_ip[site],
+                "tenant": plan.tenant,
+                "epoch": plan.epoch,
+                "rounds": [{"round": r["round"], "chunks": params.chunks} for r in rounds],
+                "out": str(out_dir / f"{h.name}.out.npy"),
+                "report": str(out_dir / f"{h.name}.recv.json"),
+                "timeout_s": START_DELAY_S + 600,
+            }
+            Path(recv["report"]).unlink(missing_ok=True)
+            Path(recv["out"]).unlink(missing_ok=True)
+            rpath = out_dir / f"{h.name}.recv.spec.json"
+            rpath.write_text(json.dumps(recv))
+            node = running.network.host(h.name)
+            procs.append(
+                (
+                    h.name,
+                    Path(recv["report"]),
+                    node.popen([sys.executable, "-m", "edge.edge_receiver", str(rpath)]),
+                )
+            )
+        node = running.network.host(next(h.name for h in sw.hosts if h.role == "edge"))
+        procs.append(
+            (
+                site,
+                Path(site_spec["report"]),
+                node.popen([sys.executable, "-m", "edge.edge_site", str(spec_path)]),
+            )
+        )
+    return procs
+
+
+def _wait(procs: list[tuple[str, Path, object]], budget_s: float) -> dict[str, dict]:
+    deadline = time.monotonic() + budget_s
+    reports: dict[str, dict] = {}
+    for name, path, proc in procs:
+        try:
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))  # type: ignore[attr-defined]
+        except Exception:
+            proc.kill()  # type: ignore[attr-defined]
+            proc.wait()  # type: ignore[attr-defined]
+        if path.exists():
+            reports[name] = json.loads(path.read_text())
+        else:
+            reports[name] = {"error": f"no report (exit status {proc.returncode})"}  # type: ignore[attr-defined]
+    return reports
+
+
+def _judge(
+    running: RunningWan,
+    plan: EdgeJobPlan,
+    predicted: list[RoundPrediction],
+    predicted_total: float,
+    vectors: dict[str, np.ndarray],
+    reports: dict[str, dict],
+    before: dict[str, dict[int, tuple[int, int]]],
+    after: dict[str, dict[int, tuple[int, int]]],
+    stats: dict[str, dict[str, int]],
+    strategy: str,
+    start_at: float,
+) -> EdgeRunResult:
+    fabric = running.network.fabric
+    errors = [f"{n}: {r['error']}" for n, r in reports.items() if "error" in r]
+    want = replay(vectors, plan.rounds)
+    n_sites = len(vectors)
+    exact = not errors
+    exact_average = True
+    for sw in fabric.switches:
+        expect, count = want[sw.name]
+        exact_average = exact_average and count == n_sites
+        for h in sw.hosts:
+            if h.role != "worker" or h.name not in reports:
+                continue
+            r = reports[h.name]
+            out = Path(running.run_dir / "edge" / strategy.replace(" ", "_") / f"{h.name}.out.npy")
+            if "error" in r or not out.exists():
+                exact = False
+                continue
+            got = np.load(out)
+            ok = np.array_equal(got, expect) and r.get("count") == [count]
+            if not ok:
+                errors.append(f"{h.name}: result differs from the schedule's exact sums")
+            exact = exact and ok
+    # per round: the cliques' measured times from the sites' reports
+    site_rounds: dict[tuple[str, int], dict] = {}
+    for sw in fabric.switches:
+        r = reports.get(sw.name, {})
+        for rr in r.get("rounds", []):
+            site_rounds[(sw.name, rr["round"])] = rr
+    rounds_out = []
+    peak = 0
+    totals = {"drops_full": 0, "nack_chunks": 0, "fetches": 0, "gaps": 0, "duplicates": 0}
+    for rp in predicted:
+        measured = []
+        cliques = []
+        rpeak = 0
+        for c in rp.cliques:
+            rows = [site_rounds.get((m, rp.round)) for m in c.members]
+            if any(x is None for x in rows):
+                cliques.append(
+                    {"members": list(c.members), "predicted_s": round(c.time_s, 4), "measured_s": None}
+                )
+                continue
+            start = rows[0]["start"]  # type: ignore[index]
+            t = max(x["done"] for x in rows) - start  # type: ignore[index]
+            measured.append(t)
+            cpeak = max(x["stage"]["peak_bytes"] for x in rows)  # type: ignore[index]
+            rpeak = max(rpeak, cpeak)
+            for x in rows:
+                for k in totals:
+                    totals[k] += x["stage"][k]  # type: ignore[index]
+            cliques.append(
+                {
+                    "members": list(c.members),
+                    "rate_mbit": round(c.rate_Bps * 8 / 1e6, 4),
+                    "limit": c.limit,
+                    "predicted_s": round(c.time_s, 4),
+                    "measured_s": round(t, 4),
+                    "peak_memory_bytes": cpeak,
+                }
+            )
+        peak = max(peak, rpeak)
+        rounds_out.append(
+            {
+                "round": rp.round,
+                "predicted_s": round(rp.time_s, 4),
+                "measured_s": round(max(measured), 4) if len(measured) == len(rp.cliques) else None,
+                "peak_memory_bytes": rpeak,
+                "cliques": cliques,
+            }
+        )
+    dones = [rr["done"] for rr in site_rounds.values() if rr.get("done")]
+    measured_total = (max(dones) - start_at) if dones and not errors else None
+    wan_bytes, once = _wan_bytes(running, plan, before, after, reports)
+    totals["peak_memory_bytes"] = peak
+    totals["memory_bytes"] = next((x["stage"]["memory_bytes"] for x in site_rounds.values()), 0)
+    for name, s in stats.items():
+        if s["no_tree"] or s["malformed"]:
+            errors.append(
+                f"switch {name}: {s['no_tree']} edge packets without a tree, {s['malformed']} malformed"
+            )
+    return EdgeRunResult(
+        strategy,
+        predicted_total,
+        measured_total,
+        exact,
+        exact and exact_average,
+        rounds_out,
+        wan_bytes,
+        once,
+        errors,
+        totals,
+    )
+
+
+def _wan_bytes(
+    running: RunningWan,
+    plan: EdgeJobPlan,
+    before: dict[str, dict[int, tuple[int, int]]],
+    after: dict[str, dict[int, tuple[int, int]]],
+    reports: dict[str, dict],
+) -> tuple[dict[str, int], bool]:
+    """Edge-INC bytes each directed WAN link carried (the switches' edge_tx counters), and whether each
+    link carried exactly one copy of every stream its trees route over it (packets = the sources' live
+    packets, repairs excluded: those are routed unicast and never counted here)."""
+    ports = {(p.site, p.port): p.peer for p in addressing.wan_port_plan(running.network.wan)}
+    out: dict[str, int] = {}
+    packets: dict[tuple[str, str], int] = {}
+    for (site, port), peer in ports.items():
+        b0 = before.get(site, {}).get(port, (0, 0))
+        b1 = after.get(site, {}).get(port, (0, 0))
+        pk, by = b1[0] - b0[0], b1[1] - b0[1]
+        if pk:
+            out[f"{site}->{peer}"] = by
+            packets[(site, peer)] = pk
+    sent: dict[tuple[int, str], int] = {}
+    for sw in running.network.fabric.switches:
+        for rnd, n in reports.get(sw.name, {}).get("sent", {}).items():
+            repaired = reports[sw.name].get("repaired", {}).get(rnd, 0)
+            sent[(int(rnd), sw.name)] = n - repaired
+    once = True
+    streams = plan.link_streams()
+    for link, rs in streams.items():
+        want = sum(sent.get(r, -1) for r in rs)
+        if packets.get(link, 0) != want:
+            once = False
+    if set(packets) - set(streams):
+        once = False
+    return out, once
