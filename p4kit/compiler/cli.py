@@ -145,6 +145,12 @@ def _build_parser() -> _Parser:
     )
     g = p.add_argument_group("other")
     g.add_argument(
+        "--emit-externs",
+        action="store_true",
+        help="emit calls of the program's own extern functions as BMv2 primitives of the same name "
+        "(as p4c-bm2-ss does); the target must provide them",
+    )
+    g.add_argument(
         "--Wdisable",
         action="store_true",
         help="accepted (also --Wwarn[=DIAG], --Werror[=DIAG]) for compatibility with p4c; ignored",
@@ -165,6 +171,7 @@ class Options:
     defines: list[str] = field(default_factory=list)
     p4info_outputs: list[tuple[Path, str]] = field(default_factory=list)  # (path, format)
     verbose: int = 0
+    emit_externs: bool = False
 
 
 def _check_args(ns: argparse.Namespace) -> Options:
@@ -213,6 +220,7 @@ def _check_args(ns: argparse.Namespace) -> Options:
         defines=list(ns.defines),
         p4info_outputs=outs,
         verbose=ns.verbose,
+        emit_externs=ns.emit_externs,
     )
 
 
@@ -234,7 +242,7 @@ def _compile(opts: Options) -> dict[str, float]:
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    result = driver.compile_file(str(opts.program), opts.include_dirs, opts.defines)
+    result = driver.compile_file(str(opts.program), opts.include_dirs, opts.defines, opts.emit_externs)
     timings["compile"] = time.perf_counter() - t0
 
     # Everything is built before anything is written, so a failure leaves no half set of outputs.

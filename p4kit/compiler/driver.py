@@ -19,7 +19,10 @@ class CompileResult:
 
 
 def compile_file(
-    path: str | Path, include_dirs: Iterable[str] = (), defines: Iterable[str] = ()
+    path: str | Path,
+    include_dirs: Iterable[str] = (),
+    defines: Iterable[str] = (),
+    emit_externs: bool = False,
 ) -> CompileResult:
     """Compile the v1model program at `path`. Raises CompileError (UnsupportedError for valid P4 that
     p4kit cannot compile) with the source location; never returns a partial result."""
@@ -28,7 +31,7 @@ def compile_file(
 
     program = frontend(path, include_dirs, defines)
     try:
-        bmv2, cp = lower_program(program, path)
+        bmv2, cp = lower_program(program, path, emit_externs)
     except CompileError:
         raise
     except RecursionError as e:

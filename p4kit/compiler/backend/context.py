@@ -70,6 +70,7 @@ class Ctx:
     std_meta: Any = None  # HeaderLoc of standard_metadata
     meta_loc: Any = None  # storage of the user metadata (for @field_list)
     direct_meter_targets: dict[str, list[Any]] = field(default_factory=dict)
+    emit_externs: bool = False  # p4c's --emit-externs: the program's own extern functions as primitives
 
     def temp(self, t: T.Type, base: str = "tmp") -> Loc:
         """A fresh compiler temporary (a `scalars` field, or a header instance for header types)."""

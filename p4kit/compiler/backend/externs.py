@@ -22,6 +22,7 @@ from p4kit.compiler.backend.storage import (
 )
 from p4kit.compiler.cpmodel import CPCounter, CPDigest, CPField, CPMeter, CPRegister
 from p4kit.compiler.diagnostics import CompileError
+from p4kit.compiler.preprocess import INCLUDE_DIR
 
 if TYPE_CHECKING:
     from p4kit.compiler.backend.statements import StmtLowering
@@ -362,8 +363,40 @@ def _function(sl: StmtLowering, mce: ast.MethodCallExpression, c: ast.CallInfo, 
         )
     elif name == "verify" and sl.in_parser:
         raise unsupported("verify() here", mce)  # handled by the parser lowering
+    elif _declared_by_program(c.decl):
+        _program_extern(sl, mce, c, result)
     else:
         raise unsupported(f"extern function {name}", mce)
+
+
+def _declared_by_program(decl: Any) -> bool:
+    loc = getattr(decl, "loc", None)
+    return loc is not None and not str(loc.file).startswith(str(INCLUDE_DIR))
+
+
+def _program_extern(
+    sl: StmtLowering, mce: ast.MethodCallExpression, c: ast.CallInfo, result: Loc | None
+) -> None:
+    """An extern function the program declares itself. p4c's bmv2 back end refuses it unless
+    --emit-externs is given; then the call becomes a primitive of the function's name whose
+    parameters are the arguments, and it is up to the target to implement it (simple_switch refuses
+    a JSON with a primitive it does not know)."""
+    name = c.decl.name
+    if not sl.ctx.emit_externs:
+        raise CompileError(
+            f"{name}: unknown extern function (the bmv2 back end has no implementation; "
+            "--emit-externs emits the call as a primitive for a target that provides one)",
+            mce.loc,
+        )
+    if result is not None or not isinstance(T.unwrap(mce.type or T.VoidType()), T.VoidType):
+        raise unsupported(f"extern function {name} returning a value (with --emit-externs)", mce)
+    params = []
+    for p, a in zip(c.params, c.args, strict=False):
+        if a is None:
+            continue
+        loc = sl.ex.loc(a) if p.direction in ("out", "inout") else None
+        params.append(loc.json() if loc is not None else arg(sl.ex.value(a)))  # type: ignore[attr-defined]
+    sl.emit(name, params, mce)
 
 
 def _digest(sl: StmtLowering, mce: ast.MethodCallExpression, c: ast.CallInfo) -> None:

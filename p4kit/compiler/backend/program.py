@@ -46,7 +46,9 @@ CORE_ERRORS = [
 V1SWITCH_ROLES = ["parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser"]
 
 
-def lower_program(program: ast.Program, source: str | Path = "") -> tuple[JSON, ControlPlaneModel]:
+def lower_program(
+    program: ast.Program, source: str | Path = "", emit_externs: bool = False
+) -> tuple[JSON, ControlPlaneModel]:
     out = Bmv2Json(program=str(source))
     scalars_fields: list[list[Any]] = []
     out.add_header_type("scalars_0", scalars_fields)
@@ -54,7 +56,7 @@ def lower_program(program: ast.Program, source: str | Path = "") -> tuple[JSON, 
     out.header_type_names.reserve("scalars")
     layout = Layout(out, scalars_fields)
     cp = ControlPlaneModel(program_name=Path(str(source)).stem if source else "")
-    ctx = Ctx(program, out, layout, cp)
+    ctx = Ctx(program, out, layout, cp, emit_externs=emit_externs)
     _errors(ctx)
     _enums(ctx)
 
