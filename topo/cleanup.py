@@ -1,15 +1,20 @@
-"""Repair a machine left dirty by a crashed run: switch processes, Mininet host shells and the
-interfaces they leave behind. Safe to run any time; touches only what Tributary creates."""
+"""Repair a machine left dirty by a crashed run: the switch processes, Mininet host shells, controller
+and interfaces that the run recorded as its own (topo/ledger.py), and nothing else.
+
+The name patterns below only *look*: tests and diagnostics use them to see whether anything that looks
+like a run is around. `clean` never acts on a name alone, since another program (a user's own BMv2 with
+`--device-id`, a lab's `S1-eth1`) may carry the same kind of name.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
-import time
 from pathlib import Path
+
+from topo.ledger import Cleaned
+from topo.ledger import clean as clean_recorded
 
 # Interfaces Tributary creates: <SITE>-eth<N> and <SITE>w<k>-eth0 / <SITE>e-eth0 (sites are upper case).
 OWN_INTERFACE = re.compile(r"^[A-Z][A-Z0-9]*(w\d+|e)?-eth\d+$")
@@ -33,10 +38,12 @@ def _processes() -> list[tuple[int, str]]:
 
 
 def leftover_processes() -> list[tuple[int, str]]:
+    """Processes whose command line looks like a run's (for looking only)."""
     return [(pid, cmd) for pid, cmd in _processes() if OWN_PROCESS.search(cmd)]
 
 
 def leftover_interfaces() -> list[str]:
+    """Interfaces named like a run's (for looking only)."""
     res = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True)
     names = []
     for line in res.stdout.splitlines():
@@ -48,21 +55,6 @@ def leftover_interfaces() -> list[str]:
     return names
 
 
-def clean(verbose: bool = True) -> tuple[int, int]:
-    """Kill leftover processes and delete leftover interfaces; returns (processes, interfaces) removed."""
-    procs = leftover_processes()
-    for pid, cmd in procs:
-        if verbose:
-            print(f"killing {pid}: {cmd[:100]}")
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    # a killed host shell takes its namespace, and the veths into it, along when it is gone
-    deadline = time.monotonic() + 3.0
-    while any(Path(f"/proc/{pid}").exists() for pid, _ in procs) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    intfs = leftover_interfaces()
-    for name in intfs:
-        if verbose:
-            print(f"deleting interface {name}")
-        subprocess.run(["ip", "link", "del", name], capture_output=True)
-    return len(procs), len(intfs)
+def clean(verbose: bool = True, owner: int | None = None) -> Cleaned:
+    """Remove what crashed runs recorded (all whose owner is dead, or only `owner`'s run)."""
+    return clean_recorded(verbose=verbose, owner=owner)

@@ -5,7 +5,13 @@ Three processes, so each can go alone: the *WAN keeper* (Mininet, the switches; 
 separate process so that it can be restarted without touching the network), and the short-lived
 commands. They meet in a state file (default /run/tributary/state.json): the topology, the compiled
 pipeline's paths, the controller's address, database and pid, the keeper's pid, where the logs are.
-The admin token lives in its own file (mode 0600), never in the state file or a log.
+The admin token lives in its own file (mode 0600), never in the state file, a log or a child's
+environment. The keeper also watches its switches: one that dies is started again on the same ports,
+and the controller (or, without one, the keeper) gives it its pipeline, routes and jobs back.
+
+The controller's database outlives the run: by default it is /var/lib/tributary/controller.db (or
+$TRIBUTARY_DATA_DIR/controller.db), so `tributary stop` then `tributary run --detach` finds the same
+tenants and jobs; the run folder holds only what belongs to one run (logs, build, pcaps).
 """
 
 from __future__ import annotations
@@ -26,13 +32,22 @@ import httpx
 
 from controller.service.auth import ADMIN_TOKEN_ENV, write_token_file
 from controller.service.topology import LinkInfo, Topology
+from topo import ledger
 from topo.options import log
+from topo.secrets_env import take_secrets, without_secrets
 
 STATE_ENV = "TRIBUTARY_STATE"
 DEFAULT_STATE = Path("/run/tributary/state.json")
 DEFAULT_LISTEN = "127.0.0.1:8080"
 DAEMON_ENV = "TRIBUTARY_DAEMON_STATE"  # set for the keeper: where to write its state
 READY_TIMEOUT_S = 300.0
+DATA_ENV = "TRIBUTARY_DATA_DIR"
+DEFAULT_DATA_DIR = Path("/var/lib/tributary")
+
+
+def default_db() -> Path:
+    """Where the controller keeps tenants and jobs across runs, unless --db says otherwise."""
+    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR) / "controller.db"
 
 
 class DetachError(RuntimeError):
@@ -133,7 +148,7 @@ def start_controller(state: dict, state_file: Path) -> int:
         "--admin-token-file",
         state["admin_token_file"],
     ]
-    env = {k: v for k, v in os.environ.items() if k != ADMIN_TOKEN_ENV}  # the file is the one source
+    env = without_secrets()  # the token file is the one source
     with log_path.open("ab") as out:
         proc = subprocess.Popen(
             cmd,
@@ -144,6 +159,9 @@ def start_controller(state: dict, state_file: Path) -> int:
             env=env,
             cwd=str(Path(__file__).resolve().parent.parent),
         )
+    owner = ledger.for_owner(int(state.get("pid") or 0))
+    if owner is not None:  # the run's record: `tributary clean` stops it should the keeper die
+        owner.add_process(proc.pid, "controller")
     wait_healthy(ctl["url"], proc.pid, log_path=log_path)
     return proc.pid
 
@@ -187,7 +205,8 @@ def _launch(args: argparse.Namespace) -> int:
     run_dir = (args.run_dir or new_run_dir(label="run")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     out = (run_dir / "tributary.log").open("ab")
-    env = {**os.environ, DAEMON_ENV: str(path)}
+    admin_token_file(path, _admin_token(args))  # the keeper finds it; the token is in no environment
+    env = {**without_secrets(), DAEMON_ENV: str(path)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "topo.cli", *keeper_argv(args, run_dir)],
         stdout=out,
@@ -256,11 +275,21 @@ def host_command(state: dict, host: str, argv: list[str]) -> list[str]:
     return ["nsenter", f"--net=/proc/{pid}/ns/net", *argv]
 
 
-def admin_token_file(path: Path) -> Path:
-    """The token file next to the state file; from $TRIBUTARY_ADMIN_TOKEN, else a new random token."""
+def _admin_token(args: argparse.Namespace) -> str | None:
+    """The admin token given to `tributary run` ($TRIBUTARY_ADMIN_TOKEN, taken out of the environment)."""
+    given = getattr(args, "secrets", None)
+    if given is None:
+        given = args.secrets = take_secrets()
+    return given.get(ADMIN_TOKEN_ENV, "").strip() or None
+
+
+def admin_token_file(path: Path, token: str | None = None, reuse: bool = False) -> Path:
+    """The token file next to the state file, with `token` or a new random one; `reuse`: keep a file
+    that exists (the WAN keeper's, written by `run --detach` before it started the keeper)."""
     file = path.parent / "admin-token"
-    token = os.environ.get(ADMIN_TOKEN_ENV, "").strip() or secrets.token_urlsafe(32)
-    write_token_file(file, token)
+    if reuse and file.exists() and file.read_text().strip():
+        return file
+    write_token_file(file, token or secrets.token_urlsafe(32))
     return file
 
 
@@ -268,7 +297,7 @@ def controller_state(args: argparse.Namespace, run_dir: Path) -> dict:
     listen = getattr(args, "listen", None) or DEFAULT_LISTEN
     host, _, port = listen.rpartition(":")
     url_host = "127.0.0.1" if host in ("", "0.0.0.0") else host
-    db = getattr(args, "db", None) or (run_dir / "controller.db")
+    db = getattr(args, "db", None) or default_db()
     return {
         "listen": listen,
         "url": f"http://{url_host}:{port}",
@@ -287,7 +316,9 @@ def run_controller(running: object, args: argparse.Namespace, path: Path, detach
         "pid": os.getpid(),
         "detached": detached,
         "run_dir": str(run_dir),
-        "admin_token_file": str(admin_token_file(path)),
+        "admin_token_file": str(
+            admin_token_file(path, _admin_token(args), reuse=keeper_state_path() is not None)
+        ),
         "controller": controller_state(args, run_dir),
         "pipeline": {
             "p4info": str(run_dir / "build" / "inc.p4info.txtpb"),
@@ -311,12 +342,6 @@ def stop_controller(path: Path) -> None:
         terminate(read_state(path)["controller"].get("pid"))
 
 
-def keep_running() -> None:
-    """Sleep until SIGTERM/SIGINT (running_wan turns SIGTERM into KeyboardInterrupt)."""
-    while True:
-        time.sleep(3600)
-
-
 def _signal_and_wait(pid: int, timeout: float) -> bool:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
@@ -336,15 +361,16 @@ def stop_all(path: Path, timeout: float = 90.0) -> list[str]:
     if terminate(ctl):
         done.append(f"controller (pid {ctl}) stopped")
     keeper = state.get("pid")
-    if alive(keeper):
-        graceful = _signal_and_wait(keeper, timeout)
-        if graceful:
-            done.append(f"WAN (pid {keeper}) stopped")
-        else:
-            # the keeper could not tear its network down: remove what it left (Tributary's names only)
-            terminate(keeper, timeout=5)
-            procs, intfs = cleanup.clean(verbose=False)
-            done.append(f"WAN (pid {keeper}) killed; cleaned {procs} process(es) and {intfs} interface(s)")
+    if alive(keeper) and _signal_and_wait(keeper, timeout):
+        done.append(f"WAN (pid {keeper}) stopped")
+    elif keeper:
+        # the keeper died, or could not tear its network down: remove what its run recorded, only that
+        terminate(keeper, timeout=5)
+        left = cleanup.clean(verbose=False, owner=int(keeper))
+        done.append(
+            f"WAN (pid {keeper}) had died or would not stop; removed {len(left.processes)} process(es) and "
+            f"{len(left.interfaces)} interface(s) it had started"
+        )
     Path(state.get("admin_token_file", path.parent / "admin-token")).unlink(missing_ok=True)
     path.unlink(missing_ok=True)
     return done

@@ -14,7 +14,7 @@ from mininet.net import Mininet
 from mininet.node import Host
 
 from controller.fabric import Fabric
-from topo import addressing, linkmode
+from topo import addressing, ledger, linkmode
 from topo.switch_node import P4RuntimeSwitch, default_switch_binary
 from topo.wan import Wan
 
@@ -50,6 +50,7 @@ class WanNetwork:
     net: Mininet | None = None
     link_mode: str = ""
     fabric: Fabric = field(init=False)
+    record: ledger.Record | None = None  # what this run started, for `tributary clean` after a crash
 
     def __post_init__(self) -> None:
         self.fabric = addressing.fabric(self.config.wan)
@@ -91,6 +92,7 @@ class WanNetwork:
                 link_specs=specs,
                 cpu_port=CPU_PORT,
                 trace=cfg.trace,
+                record=self.record,
             )
             for h in sw.hosts:
                 net.addHost(h.name, cls=Host, ip=f"{h.ip}/8", mac=h.mac)
@@ -112,7 +114,9 @@ class WanNetwork:
         return net
 
     def start(self) -> None:
+        self.record = ledger.for_this_process(self.config.run_dir)
         self.net = self.build()
+        self._record_nodes(self.net)
         try:
             self.net.build()
             for host in self.net.hosts:
@@ -125,6 +129,15 @@ class WanNetwork:
         except BaseException:
             self.stop()
             raise
+
+    def _record_nodes(self, net: Mininet) -> None:
+        """Every node's shell (a host's holds its network namespace) and the switches' interfaces,
+        which live in the root namespace; the hosts' ends go with their namespaces."""
+        assert self.record is not None
+        for node in [*net.hosts, *net.switches]:
+            if node.pid:
+                self.record.add_process(node.pid, f"Mininet shell of {node.name}")
+        self.record.add_interfaces([i.name for sw in net.switches for i in sw.intfList() if i.name != "lo"])
 
     @staticmethod
     def _setup_host(host: Host) -> None:
@@ -141,6 +154,10 @@ class WanNetwork:
                 for sw in net.switches:
                     if isinstance(sw, P4RuntimeSwitch):
                         sw.stop(deleteIntfs=True)
+            if self.record is not None:
+                # the switches are gone; shells and interfaces go with Mininet's stop
+                ledger.clean_record(self.record, ledger.Cleaned())
+                self.record = None
 
     def __enter__(self) -> WanNetwork:
         self.start()

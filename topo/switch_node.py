@@ -13,6 +13,8 @@ from pathlib import Path
 from mininet.node import Switch
 
 from p4kit.switch.offloads import offloads_off_command
+from topo.ledger import Record
+from topo.secrets_env import without_secrets
 
 START_TIMEOUT_S = 30.0
 
@@ -56,6 +58,7 @@ class P4RuntimeSwitch(Switch):
         link_specs: dict[int, str] | None = None,
         cpu_port: int | None = None,
         trace: bool = False,
+        record: Record | None = None,
         **params: object,
     ) -> None:
         params.setdefault("dpid", f"{device_id:016x}")
@@ -68,6 +71,7 @@ class P4RuntimeSwitch(Switch):
         self.link_specs = link_specs or {}
         self.cpu_port = cpu_port
         self.trace = trace
+        self.record = record  # the run's ledger: every switch process started is written down
         self.proc: subprocess.Popen[bytes] | None = None
 
     def command_line(self) -> list[str]:
@@ -95,14 +99,17 @@ class P4RuntimeSwitch(Switch):
                 # Offloads would hand the switch oversized or unchecksummed frames.
                 subprocess.run(offloads_off_command(intf.name), capture_output=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        out = (self.log_path.parent / f"{self.name}.stdout").open("wb")
+        out = (self.log_path.parent / f"{self.name}.stdout").open("ab")  # a restart keeps the last words
         self.proc = subprocess.Popen(
             self.command_line(),
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env=without_secrets(),
         )
+        if self.record is not None:
+            self.record.add_process(self.proc.pid, f"switch {self.name}")
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _listening(self.grpc_addr):
             if self.proc.poll() is not None:
@@ -113,6 +120,10 @@ class P4RuntimeSwitch(Switch):
                     f"switch {self.name} did not open {self.grpc_addr} in {START_TIMEOUT_S:.0f} s"
                 )
             time.sleep(0.05)
+
+    def exited(self) -> int | None:
+        """The exit status of a switch process that ended on its own (None while it runs)."""
+        return self.proc.poll() if self.proc is not None else None
 
     def stop(self, deleteIntfs: bool = True) -> None:
         if self.proc is not None and self.proc.poll() is None:

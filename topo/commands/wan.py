@@ -60,7 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.set_defaults(func=cmd_wan_check)
 
     clean = subparsers.add_parser(
-        "clean", help="remove what a crashed run left behind (processes, interfaces)"
+        "clean",
+        help="remove what a crashed run left behind (processes, interfaces)",
+        description="Remove the processes and interfaces that crashed Tributary runs recorded as theirs "
+        "(in /run/tributary/owned): switches, Mininet shells, the controller, the switches' interfaces. "
+        "Nothing else is touched, however it is named; a run that is still going is left alone. Needs root.",
     )
     clean.set_defaults(func=cmd_clean)
 
@@ -159,15 +163,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not require_root("run"):
         return 1
     from topo import detach
+    from topo.secrets_env import take_secrets
     from topo.session import running_wan
 
+    args.secrets = take_secrets()  # no switch, Mininet shell or keeper inherits a token
     if args.detach:
         return detach.launch(args)
     console = Console()
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.batch
-    with running_wan(args, label="run") as running, detach.controller_for(running, args):
+    with running_wan(args, label="run") as running, detach.controller_for(running, args) as ctl:
         if detach.keeper_state_path() is not None:
-            detach.keep_running()  # the background WAN of `run --detach`: until `tributary stop`
+            from topo.keeper import keep_running
+
+            # the background WAN of `run --detach`, until `tributary stop`: dead switches come back
+            keep_running(running, provision=ctl is None)
         print_sites(running, console)
         rows = measure(running, count=5)
         print_rtts(rows, console)
@@ -211,6 +220,8 @@ def cmd_wan_check(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     if not require_root("clean"):
         return 1
-    procs, intfs = cleanup.clean()
-    print(f"removed {procs} processes and {intfs} interfaces")
+    done = cleanup.clean()
+    for owner in done.live_runs:
+        print(f"left alone: the run of pid {owner} is still going ('tributary stop' ends a detached run)")
+    print(f"removed {len(done.processes)} processes and {len(done.interfaces)} interfaces")
     return 0
