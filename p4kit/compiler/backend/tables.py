@@ -387,10 +387,20 @@ class TableBuilder:
             return list(range(1, len(entries) + 1))
         prop = decl.property("largest_priority_wins")
         largest = not (prop is not None and getattr(prop.value, "const_value", True) is False)
+        dprop = decl.property("priority_delta")
+        delta = getattr(dprop.value, "const_value", None) if dprop is not None else 1
+        if isinstance(delta, bool) or not isinstance(delta, int) or delta <= 0:
+            raise CompileError("priority_delta must be a positive integer constant", dprop.loc if dprop else None)
+        if explicit[0] is None:  # the spec's rule, so the others can be derived from it
+            raise CompileError(
+                "when some entries have a priority, the first entry must have one too", entries[0].loc
+            )
         p4: list[int] = []
         for i, p in enumerate(explicit):
-            if p is None:  # an entry without a priority follows the previous one
-                p = (p4[i - 1] - 1 if largest else p4[i - 1] + 1) if i else 1
+            if p is None:  # an entry without a priority follows the previous one by priority_delta
+                p = p4[i - 1] - delta if largest else p4[i - 1] + delta
+            if p < 0:
+                raise CompileError(f"entry priority {p} is negative", entries[i].loc)
             p4.append(p)
         if not largest:
             return [max(p, 1) for p in p4]

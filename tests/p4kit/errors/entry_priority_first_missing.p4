@@ -1,0 +1,50 @@
+// expect-error: 31 first entry must have one
+#include <core.p4>
+#include <v1model.p4>
+
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    bit<16> w;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+
+parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action set_a(bit<8> v) { hdr.h.a = v; }
+    table t {
+        key = { hdr.h.a: ternary; }
+        actions = { set_a; }
+        entries = {
+            8w2 &&& 8w0xFF: set_a(8w2);
+            priority = 10: 8w1 &&& 8w0xFF: set_a(8w1);
+        }
+    }
+    apply {
+        t.apply();
+        sm.egress_spec = 1;
+    }
+}
+
+control MyEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyDeparser(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.h);
+    }
+}
+
+V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), MyDeparser()) main;
