@@ -390,7 +390,9 @@ class TableBuilder:
         dprop = decl.property("priority_delta")
         delta = getattr(dprop.value, "const_value", None) if dprop is not None else 1
         if isinstance(delta, bool) or not isinstance(delta, int) or delta <= 0:
-            raise CompileError("priority_delta must be a positive integer constant", dprop.loc if dprop else None)
+            raise CompileError(
+                "priority_delta must be a positive integer constant", dprop.loc if dprop else None
+            )
         if explicit[0] is None:  # the spec's rule, so the others can be derived from it
             raise CompileError(
                 "when some entries have a priority, the first entry must have one too", entries[0].loc
