@@ -132,6 +132,7 @@ def struct_layout(widths: list[int]) -> tuple[str, list[_Group]]:
 
 
 _HREF = re.compile(r"(?<![\w.])H\[(\d+)\]")
+_ARG = re.compile(r"(?<![\w.])A\[(\d+)\]")  # an action argument in a generated body
 _PLAIN_FIELD = re.compile(r"^H\[\d+\]\[\d+\]$")  # a field of a header known at generation time
 _LOCAL = re.compile(r"^_[a-z]+\d+$")  # a generated local variable (forwarded value, register index)
 # header references resolved at run time (stack indices): they may alias any forwarded field
@@ -166,6 +167,7 @@ MAX_INLINED_STATES = 48  # states inlined into one state's function (a DAG could
 MAX_INLINE_INDENT = 40  # and never nested deeper than this (Python's limit is 100)
 MAX_PATHS = 64  # parse paths enumerated to find the deparser's fast cases
 MAX_DEPARSE_SHAPES = 4  # header sets the deparser packs in one call
+MAX_INLINED_ACTION = 40  # lines of an action body inlined where the control calls it directly
 
 
 def _has_cycle(states: list[dict]) -> bool:
@@ -255,6 +257,7 @@ class CodeGen:
         self._lane_env: dict[tuple[str, str], tuple[str, int | None]] | None = None
         self._lane_block: set[tuple[str, str]] = set()
         self._lane_pre: list[str] = []
+        self.action_body: dict[int, list[str]] = {}  # short straight-line bodies, for inlining
 
     # ------------------------------------------------------------------ helpers
     def emit(self, ind: int, line: str) -> None:
@@ -775,10 +778,10 @@ class CodeGen:
             t = x.get("type")
             if t == "field":
                 hid, pos, info = self.prog.field_ref(x["value"][0], x["value"][1])
-                spec.append((hid, pos, 1 if info is None else info.width, 0))
+                spec.append((hid, pos, 1 if info is None else (info.width or -1), 0))  # -1: a varbit
             elif t == "header":
                 h = self.hdr(x["value"])
-                spec += [(h.id, i + 1, f.width, 0) for i, f in enumerate(h.htype.fields)]
+                spec += [(h.id, i + 1, f.width or -1, 0) for i, f in enumerate(h.htype.fields)]
             elif t == "hexstr":
                 w = int(x.get("bitwidth", 0)) or max(8, _hexint(x["value"]).bit_length())
                 spec.append((None, 0, w, _hexint(x["value"]) & _mask(w)))
@@ -799,7 +802,8 @@ class CodeGen:
             {hid for hid, _, _, _ in spec or [] if hid is not None and not self.prog.headers[hid].metadata}
         )
         self.emit(0, f"def {fname}(P, H):")
-        if spec is not None and (payload or hids):
+        varbits = spec is not None and any(w < 0 for _, _, w, _ in spec)  # widths known per packet
+        if spec is not None and (payload or hids or varbits):
             order = [self.hdr(n).id for n in (self.prog.deparser or {}).get("order", [])]
             after = -1
             for hid in hids:
@@ -807,7 +811,7 @@ class CodeGen:
                     after = max(after, order.index(hid))
             spec_name = self.const(f"CSPEC_{fname}", (tuple(spec), payload, after, is_csum, key))
             call = f"_calc_slow(P, H, {spec_name})"
-            if payload:
+            if payload or varbits:
                 self.emit(1, f"return {call}")
                 self.emit(0, "")
                 return
@@ -1082,7 +1086,8 @@ class CodeGen:
             member = ref["value"][1]
             ids = self.const(f"USID{us.id}_{member}", tuple(e[member] for e in us.elems))
             others = self.const(
-                f"USOTH{us.id}_{member}", tuple(tuple(h for m, h in e.items() if m != member) for e in us.elems)
+                f"USOTH{us.id}_{member}",
+                tuple(tuple(h for m, h in e.items() if m != member) for e in us.elems),
             )
             i = self.tmp("n")
             self.emit(ind, f"{i} = P.nx[{us.id}]")
@@ -1244,6 +1249,13 @@ class CodeGen:
                 self.emit(1, "pass")
             else:
                 self.out[n0:] = _bind_header_locals(self.out[n0:])
+                body = self.out[n0:]
+                if (
+                    not self.trace
+                    and len(body) <= MAX_INLINED_ACTION
+                    and not any("return" in ln for ln in body)
+                ):
+                    self.action_body[a.id] = body
             self.emit(0, "")
             self._rd_width = {}
 
@@ -1504,14 +1516,14 @@ class CodeGen:
             return
         call = self._pipe_items(pipe, "action_calls").get(name)
         if call is not None:
-            self.emit(ind, f"{self.action_fn[int(call['action_id'])]}(P, H, ())")
+            self.call_action(ind, int(call["action_id"]), ())
             self.inline_node(ind, call.get("next_node"), pipe)
             return
         t = self.prog.tables[name]
         fixed = self.fixed_call(t)
         if fixed is not None:
             aid, args, nxt = fixed
-            self.emit(ind, f"{self.action_fn[aid]}(P, H, {args!r})")
+            self.call_action(ind, aid, args)
             self.inline_node(ind, nxt, pipe)
             return
         nexts = {t.next_tables.get(a, t.base_default_next) for a in t.action_names}
@@ -1527,6 +1539,23 @@ class CodeGen:
 
         tsn = _ident("TS", t.name, t.id)
         self.table_code(ind, t, tsn, leave)
+
+    def call_action(self, ind: int, aid: int, args: tuple[int, ...]) -> None:
+        """A call of an action whose arguments are known here: its body inline when it is short
+        (a call costs as much as a few statements), else the call."""
+        body = self.action_body.get(aid)
+        if body is None:
+            self.emit(ind, f"{self.action_fn[aid]}(P, H, {args!r})")
+            return
+        # the arguments are constants here: A[i] becomes the value itself
+        body = [
+            _ARG.sub(lambda m: repr(args[int(m.group(1))]) if int(m.group(1)) < len(args) else m.group(0), ln)
+            for ln in body
+        ]
+        if any(_ARG.search(ln) for ln in body):
+            self.emit(ind, f"A = {args!r}")
+        for ln in body:
+            self.emit(ind, ln[4:])
 
     @staticmethod
     def _pipe_items(pipe: dict, kind: str) -> dict[str, dict]:
