@@ -778,10 +778,13 @@ class CodeGen:
             t = x.get("type")
             if t == "field":
                 hid, pos, info = self.prog.field_ref(x["value"][0], x["value"][1])
-                spec.append((hid, pos, 1 if info is None else (info.width or -1), 0))  # -1: a varbit
+                # a varbit's width is the negated list slot where the extract stored it
+                vslot = -(len(self.prog.headers[hid].htype.fields) + 1)
+                spec.append((hid, pos, 1 if info is None else (info.width or vslot), 0))
             elif t == "header":
                 h = self.hdr(x["value"])
-                spec += [(h.id, i + 1, f.width or -1, 0) for i, f in enumerate(h.htype.fields)]
+                vslot = -(len(h.htype.fields) + 1)
+                spec += [(h.id, i + 1, f.width or vslot, 0) for i, f in enumerate(h.htype.fields)]
             elif t == "hexstr":
                 w = int(x.get("bitwidth", 0)) or max(8, _hexint(x["value"]).bit_length())
                 spec.append((None, 0, w, _hexint(x["value"]) & _mask(w)))

@@ -243,6 +243,8 @@ class Engine:
                     h = H[hid]
                     if not h[0] and hid not in metadata:
                         continue
+                    if w < 0:  # a varbit field: the extract stored its width after the fields
+                        w = h[-w] if len(h) > -w else 0
                     x = h[pos] & ((1 << w) - 1)
                 v = (v << w) | x
                 n += w
