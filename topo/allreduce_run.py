@@ -139,11 +139,13 @@ def run_inc(
     spec: AllreduceSpec,
     progress: Callable[[str], None],
     dead_workers: tuple[str, ...] = (),
+    on_installed: Callable[[list[JobPlan]], object] | None = None,
 ) -> list[AlgoResult]:
     """Install one INC job per tenant over all workers, run them at once, check, and remove the jobs.
 
     Workers named in `dead_workers` are killed just before the run starts (a crashed peer): the others
-    must then fail with a clear timeout rather than hang."""
+    must then fail with a clear timeout rather than hang. `on_installed(plans)` runs once the jobs are
+    installed and before the workers start (an experiment's hook: start a traffic source, an attacker)."""
     fabric = running.network.fabric
     index = P4InfoIndex(running.pipeline.p4info)
     allocator = Allocator([s.name for s in fabric.switches])
@@ -160,6 +162,8 @@ def run_inc(
                 f"tenant {t}: tree rooted at {tree.root} (slowest path {tree.max_rtt_ms:g} ms), "
                 f"{spec.slots()} slots"
             )
+        if on_installed is not None:
+            on_installed(plans)
         out_dir = running.run_dir / "allreduce" / "inc"
         out_dir.mkdir(parents=True, exist_ok=True)
         start_at = time.time() + START_DELAY_S

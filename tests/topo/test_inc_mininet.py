@@ -44,3 +44,83 @@ def test_a_dead_worker_makes_the_others_fail_with_a_timeout(wan3_lossy) -> None:
     others = [e for e in res.errors if not e.startswith(f"rank {rank_of_dead}:")]
     assert len(others) == 5, res.errors
     assert all("IncTimeoutError" in e and "may be dead" in e for e in others), others
+
+
+def _counters(running, switch: str, name: str) -> dict[int, int]:  # type: ignore[no-untyped-def]
+    from controller.p4rt import P4InfoIndex
+
+    index = P4InfoIndex(running.pipeline.p4info)
+    entries = running.conns[switch].read([index.counter_entry(name)])
+    return {e.counter_entry.index.index: e.counter_entry.data.packet_count for e in entries}
+
+
+def test_a_hostile_host_cannot_touch_another_tenants_sums(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
+    """TYOw1 is a worker of both tenants; a process on it attacks tenant 2 while both jobs run: with
+    tenant 1's epoch and with guesses, chunk 0xFFFFFFFF, posing as TYOw2 and as the switch, forged
+    results straight to TYOw2's result port, corrupted and truncated packets (scripts/inc_attack.py).
+    Both tenants' sums stay exact, and the switch counted the attacks where they were stopped."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "inc_attack.py"
+    fabric = wan3_lossy.network.fabric
+    sw, me = fabric.host("TYOw1")
+    _, victim = fabric.host("TYOw2")
+    before = {name: _counters(wan3_lossy, "TYO", name) for name in ("inc_stats",)}
+    attacker: list[subprocess.Popen] = []
+
+    def attack(plans) -> None:  # type: ignore[no-untyped-def]
+        epoch_1 = next(p.epoch for p in plans if p.tenant == 1)
+        cmd = [
+            sys.executable,
+            str(script),
+            "--iface",
+            "TYOw1-eth0",
+            "--mac",
+            me.mac,
+            "--ip",
+            me.ip,
+            "--switch-mac",
+            sw.inc_mac,
+            "--switch-ip",
+            sw.inc_ip,
+            "--victim-ip",
+            victim.ip,
+            "--tenant",
+            "2",
+            "--epoch",
+            str(epoch_1),
+            "--seconds",
+            "8",
+            "--rate",
+            "300",
+        ]
+        attacker.append(
+            wan3_lossy.network.host("TYOw1").popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        )
+
+    results = run_inc(
+        wan3_lossy,
+        AllreduceSpec(elements=8192, mode="int32", tenants=2, nslots=64),
+        _log,
+        on_installed=attack,
+    )
+    out, err = attacker[0].communicate(timeout=60)
+    assert attacker[0].returncode == 0, err
+    sent = json.loads(out.decode().strip().splitlines()[-1])["sent"]
+    assert min(sent.values()) > 50, sent
+    for r in results:
+        assert r.errors == [] and r.exact, r.name
+    stats = _counters(wan3_lossy, "TYO", "inc_stats")
+    grew = {i: stats.get(i, 0) - before["inc_stats"].get(i, 0) for i in range(11)}
+    # wrong epoch while the job is installed, unknown tenant once it has been removed
+    assert grew[9] + grew[1] >= sent["known_epoch"] + sent["guessed_epoch"] + sent["wrapping_chunk"]
+    assert grew[9] > 0
+    # bad checksum, or malformed where the flipped bit was in the version or kind (checked first)
+    assert grew[10] + grew[0] >= sent["corrupted"] + sent["truncated"]
+    assert grew[10] > 0 and grew[0] >= sent["truncated"]
+    guard = _counters(wan3_lossy, "TYO", "guard_stats")
+    assert guard.get(0, 0) >= sent["spoofed_worker"] + sent["forged_result_spoofed"]
+    assert _counters(wan3_lossy, "TYO", "route_guard").get(1, 0) >= sent["forged_result"]
