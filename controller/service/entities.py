@@ -25,12 +25,12 @@ from controller.inc.jobs import SwitchRound
 from controller.p4rt import P4InfoIndex, P4RuntimeError, SwitchConnection
 from controller.p4rt.entities import multicast_group
 from controller.provision import route_entities
-from controller.routes import plan_routes
+from controller.routes import GUARD_TABLE, L2_TABLE, ROUTE_TABLE, plan_routes
 from controller.service.plans import Plan
 from controller.service.topology import Topology
 
 JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers")
-ROUTE_TABLES = ("ipv4_routes", "l2_switch")
+ROUTE_TABLES = (ROUTE_TABLE, L2_TABLE, GUARD_TABLE)  # every table controller.routes plans for
 
 
 class Stage(IntEnum):

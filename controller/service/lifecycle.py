@@ -20,10 +20,12 @@ import threading
 import time
 from collections.abc import Callable
 
+from controller.inc.jobs import new_epoch
+from controller.p4rt import P4RuntimeError
 from controller.service import quotas
 from controller.service.access import visible_job
 from controller.service.auth import Principal
-from controller.service.entities import ApplyError, Item, Writer, job_items, resets_for
+from controller.service.entities import ApplyError, Item, Stage, Writer, job_items, resets_for
 from controller.service.errors import BadRequest, Conflict, Forbidden, Unavailable
 from controller.service.plans import (
     JobSpec,
@@ -69,7 +71,7 @@ class Jobs:
             job_id = st.store.next_job_id(MAX_TENANT)
             if job_id is None:
                 raise Conflict(f"all {MAX_TENANT} job ids are in use")
-            plan = build_plan(st.topology, st.allocator, job_id, spec, choice)
+            plan = build_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
             try:
                 quotas.check_slots(st.quotas, tenant, quotas.tenant_slots(mine), plan)
             except BaseException:
@@ -120,21 +122,28 @@ class Jobs:
             _not_busy(job)
             return self.forget(job)
 
-    def reset(self, principal: Principal, job_id: int) -> int:
-        """Zero the job's cells on every switch: for workers that start numbering chunks from 0 again
-        (a cell that already saw chunk k would take chunk k again for a retransmission, or drop it).
-        Returns the cells reset."""
+    def reset(self, principal: Principal, job_id: int) -> tuple[int, int]:
+        """A new generation of the job: a fresh epoch in every tenant entry (from then on the switches
+        drop what the old generation's stragglers send), then its cells zeroed, for workers that start
+        numbering chunks from 0 again. Returns (cells reset, the new epoch)."""
         st = self.state
         with st.lock:
             job = visible_job(st.store, principal, job_id)
             _not_busy(job)
-            plan = Plan.from_json(job.plan)
+            old = Plan.from_json(job.plan)
+            plan = old.with_epoch(new_epoch())
             self.need_switches({sr.switch for sr in plan.switch_rounds})
+            tenants = [i for i in job_items(st.index, plan) if i.stage == Stage.TENANT]
+            writer = Writer(st.pool.live())
             try:
-                Writer(st.pool.live()).insert([], resets_for(st.index, plan.switch_rounds))
-            except ApplyError as exc:
-                raise Unavailable(f"resetting the cells failed: {exc}") from None
-        return sum(sr.cells.cells for sr in plan.switch_rounds)
+                writer.modify(tenants)
+                writer.insert([], resets_for(st.index, plan.switch_rounds))
+            except (ApplyError, P4RuntimeError) as exc:
+                # the stored plan still names the old epoch; reconcile makes the switches agree again
+                raise Unavailable(f"resetting the job failed: {exc}") from None
+            st.store.update_job(job_id, plan=plan.to_json())
+        log.info("job %d reset: new epoch, %d switch round(s) zeroed", job_id, len(plan.switch_rounds))
+        return sum(sr.cells.cells for sr in plan.switch_rounds), plan.epoch
 
     # --- replace the schedule ------------------------------------------------------------------------
 
@@ -159,7 +168,7 @@ class Jobs:
             _not_busy(job)
             old = Plan.from_json(job.plan)
             base = next_round_base(old, len(choice.rounds))
-            new = build_plan(st.topology, st.allocator, job_id, spec, choice, round_base=base)
+            new = build_plan(st.topology, st.allocator, job_id, spec, choice, old.epoch, round_base=base)
             try:
                 held = quotas.tenant_slots(st.store.jobs(job.tenant))
                 quotas.check_slots(st.quotas, job.tenant, held, new, replacing=old)

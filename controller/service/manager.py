@@ -120,7 +120,8 @@ class JobManager:
         return {"id": job_id, "removed": True, "warnings": errors}
 
     def reset_cells(self, principal: Principal, job_id: int) -> dict:
-        return {"id": job_id, "cells_reset": self.jobs.reset(principal, job_id)}
+        cells, epoch = self.jobs.reset(principal, job_id)
+        return {"id": job_id, "cells_reset": cells, "epoch": epoch}
 
     def replace_schedule(
         self, principal: Principal, job_id: int, schedule: ScheduleSpec, drain_s: float = 0.0

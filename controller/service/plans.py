@@ -25,6 +25,7 @@ from controller.schedule.units import UnitError, parse_bandwidth, parse_size
 from controller.service.errors import BadRequest, Conflict
 from controller.service.topology import Topology
 from edge.protocol import worker_port
+from edge.spec import RoundSpec, WorkerSpec
 
 STRATEGIES = ("core-tree", "core-cliques", "ring-baseline")
 FORMATS = ("int32", "float32")
@@ -117,6 +118,9 @@ class Plan:
     switch_rounds: list[SwitchRound] = field(default_factory=list)
     workers: dict[str, WorkerPlan] = field(default_factory=dict)
     ring: list[str] = field(default_factory=list)  # ring-baseline: the ring order of the hosts
+    # the job's generation (controller.inc.jobs.new_epoch): new on creation and reset, kept when the
+    # job is re-installed (reconcile, a restarted switch) or given a new schedule
+    epoch: int = 0
 
     @property
     def period(self) -> int:
@@ -127,7 +131,39 @@ class Plan:
 
     def as_job_plan(self) -> JobPlan:
         """The shape controller.inc's installer functions take."""
-        return JobPlan(self.job, self.nslots, [], list(self.switch_rounds), {})
+        return JobPlan(self.job, self.nslots, [], list(self.switch_rounds), {}, epoch=self.epoch)
+
+    def with_epoch(self, epoch: int) -> Plan:
+        """The same plan in another generation (what POST /jobs/{id}/reset installs)."""
+        new = Plan.from_json(self.to_json())
+        new.epoch = epoch
+        for sr in new.switch_rounds:
+            sr.epoch = epoch
+        return new
+
+    def worker_spec(self, host: str, stall_timeout_s: float = 30.0) -> WorkerSpec:
+        """What worker `host` is told (edge.spec.WorkerSpec): one entry per round of the cycle."""
+        w = self.workers[host]
+        period = [
+            RoundSpec(
+                round=rp.round,
+                clique_size=w.rounds[rp.round],
+                rto_s=w.rto_s.get(rp.round, 1.0),
+                path_rtt_s=w.path_rtt_s.get(rp.round, 0.0),
+            )
+            if rp.round in w.rounds
+            else None
+            for rp in self.rounds
+        ]
+        return WorkerSpec(
+            tenant=self.job,
+            epoch=self.epoch,
+            host=host,
+            switch_ip=w.switch_ip,
+            nslots=self.nslots,
+            period=period,
+            stall_timeout_s=stall_timeout_s,
+        )
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -163,6 +199,7 @@ class Plan:
             srs,
             workers,
             list(doc.get("ring", [])),
+            int(doc.get("epoch", 0)),
         )
 
 
@@ -292,13 +329,15 @@ def build_plan(
     job_id: int,
     spec: JobSpec,
     choice: ScheduleChoice,
+    epoch: int,
     round_base: int = 0,
 ) -> Plan:
-    """Plan every clique of every round and allocate its resources, all or nothing.
+    """Plan every clique of every round and allocate its resources, all or nothing; every switch round
+    carries the job's `epoch`.
 
     Raises BadRequest for a job that cannot be built and Conflict when a switch lacks cells or groups."""
     by_site = check_workers(topology, spec.workers)
-    plan = Plan(job_id, spec.slots, round_base, choice)
+    plan = Plan(job_id, spec.slots, round_base, choice, epoch=epoch)
     if spec.strategy == "ring-baseline":
         plan.ring = list(spec.workers)
         return plan
@@ -314,7 +353,7 @@ def build_plan(
             for c, sites in enumerate(kept):
                 hosts = [h for s in sites for h in by_site.get(s, [])]
                 sub = plan_job_on(
-                    topology, allocator, (job_id, number, c), taken, job_id, hosts, spec.slots, sites
+                    topology, allocator, (job_id, number, c), taken, job_id, hosts, spec.slots, sites, epoch
                 )
                 _merge(plan, rp, sub, number, sites, hosts, topology)
             plan.rounds.append(rp)
@@ -334,6 +373,7 @@ def plan_job_on(
     hosts: list[str],
     nslots: int,
     sites: list[str],
+    epoch: int,
 ) -> JobPlan:
     """One clique's tree on its own sites' switches (the whole fabric when those are not connected)."""
     alloc = _CliqueAllocator(allocator, owner, taken)
@@ -345,7 +385,7 @@ def plan_job_on(
     last: Exception | None = None
     for fabric in fabrics:
         try:
-            return plan_job(fabric, alloc, job_id, [[hosts]], nslots)  # type: ignore[arg-type]
+            return plan_job(fabric, alloc, job_id, [[hosts]], nslots, epoch)  # type: ignore[arg-type]
         except TreeError as exc:
             last = exc
         except AllocationError as exc:

@@ -69,6 +69,15 @@ class Reconciler:
                     (a.job, a.round, a.clique), a.switch, CellRange(a.base, a.cells), a.group
                 )
             for job in st.store.jobs():
+                plan = Plan.from_json(job.plan)
+                if plan.switch_rounds and not plan.epoch:
+                    # written before jobs had generations: its entries cannot be rebuilt; reconcile
+                    # removes whatever of it a switch still holds
+                    log.warning("job %d predates epochs (protocol v2): removing it", job.id)
+                    for a in st.store.allocations(job.id):
+                        st.allocator.release((a.job, a.round, a.clique))
+                    st.store.delete_job(job.id)
+                    continue
                 if job.state == "installing":
                     log.warning("job %d was being installed when the controller stopped: removing it", job.id)
                     self._forget_job(job)

@@ -50,24 +50,22 @@ def summary(state: ServiceState, job: JobRow, plan: Plan | None = None) -> dict:
 
 
 def worker_views(plan: Plan) -> list[dict]:
-    return [
-        {
-            "host": w.host,
-            "site": w.site,
-            "switch_ip": w.switch_ip,
-            "udp_port": w.udp_port,
-            "rounds": [
-                {
-                    "round": r,
-                    "clique_size": k,
-                    "rto_s": w.rto_s.get(r),
-                    "path_rtt_s": w.path_rtt_s.get(r, 0.0),
-                }
-                for r, k in sorted(w.rounds.items())
-            ],
-        }
-        for w in plan.workers.values()
-    ]
+    """Per worker: where it is, and its WorkerSpec (edge/spec.py), the one schema a worker reads; the
+    flat fields beside it are taken from that spec."""
+    out = []
+    for w in plan.workers.values():
+        spec = plan.worker_spec(w.host)
+        out.append(
+            {
+                "host": w.host,
+                "site": w.site,
+                "switch_ip": spec.switch_ip,
+                "udp_port": w.udp_port,
+                "rounds": [r.model_dump(exclude={"version"}) for r in spec.rounds],
+                "spec": spec.model_dump(mode="json"),
+            }
+        )
+    return out
 
 
 def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
@@ -77,6 +75,7 @@ def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
     view.update(
         format=spec.get("format"),
         slots=plan.nslots,
+        epoch=plan.epoch,
         schedule={
             "source": plan.schedule.source,
             "sites": plan.schedule.rounds,

@@ -107,8 +107,9 @@ def test_failed_installation_is_rolled_back_everywhere(switches: Switches, tmp_p
         "inc_tenants",
         {"hdr.inc.tenant": 1, "hdr.inc.round": 0},
         "set_config",
-        {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 1, "parent_port": 0, "mcast_grp": 0},
-    )
+        {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 1, "parent_port": 0, "mcast_grp": 0, "epoch": 7,
+         "switch_ip": "10.0.3.254"},
+    )  # fmt: skip
     conn.insert([stray])
     try:
         with pytest.raises(Unavailable, match="rolled back"):
@@ -143,7 +144,12 @@ def test_restarted_controller_reinstalls_missing_and_removes_strays(
         conn.delete(tenant_entries[:3])  # lost entries (routes and job alike)
         stray = m2.index.table_entry(
             "inc_children",
-            {"hdr.inc.tenant": 999, "hdr.inc.round": 0, "std_meta.ingress_port": 1},
+            {
+                "hdr.inc.tenant": 999,
+                "hdr.inc.round": 0,
+                "std_meta.ingress_port": 1,
+                "hdr.ipv4.src_addr": "10.0.2.1",
+            },
             "set_child",
             {"child": 0},
         )
@@ -230,3 +236,47 @@ def test_schedule_workers_read_their_rounds_from_the_job(switches: Switches, tmp
         for j in m.store.jobs():
             m.delete_job(ACME, j.id)
         m.close()
+
+
+def test_epoch_is_new_per_generation_and_kept_on_reinstall(switches: Switches, tmp_path: Path) -> None:
+    """A job's epoch is in its view, its workers' specs and its switches' tenant entries; a reset makes a
+    new one (and zeroes the cells); a restarted controller re-installs the job with the same one."""
+    from controller.p4rt.entities import decode_value
+
+    def switch_epochs(m: JobManager, job: int) -> set[int]:
+        out = set()
+        for name in ("TYO", "NYC", "LON"):
+            conn = m.pool.connect(name)
+            assert conn is not None
+            for e in conn.read([m.index.table_entry("inc_tenants")]):
+                te = e.table_entry
+                if decode_value(te.match[0].exact.value) == job:
+                    info = m.index.action("set_config")
+                    pid = next(p.id for p in info.params if p.name == "epoch")
+                    out.add(next(decode_value(p.value) for p in te.action.action.params if p.param_id == pid))
+        return out
+
+    db = tmp_path / "db"
+    m = manager(switches, db)
+    view = m.create_job(ACME, JobSpec(["TYOw1", "NYCw1", "LONw1"], slots=8))
+    job, epoch = view["id"], view["epoch"]
+    assert 0 < epoch < 2**32
+    assert {w["spec"]["epoch"] for w in view["workers"]} == {epoch}
+    assert all(w["spec"]["period"][0]["path_rtt_s"] > 0 for w in view["workers"])
+    assert switch_epochs(m, job) == {epoch}
+    reset = m.reset_cells(ACME, job)
+    assert reset["epoch"] != epoch and reset["cells_reset"] == 3 * 16
+    assert m.get_job(ACME, job, counters=False)["epoch"] == reset["epoch"]
+    assert switch_epochs(m, job) == {reset["epoch"]}
+    m.close()
+    m2 = manager(switches, db)
+    try:
+        assert m2.get_job(ACME, job, counters=False)["epoch"] == reset["epoch"]
+        assert m2.reconcile().total("modified") == 0
+        assert switch_epochs(m2, job) == {reset["epoch"]}
+        other = m2.create_job(ACME, JobSpec(["TYOw2", "NYCw2"], slots=4))
+        assert other["epoch"] not in (epoch, reset["epoch"])
+    finally:
+        for j in m2.store.jobs():
+            m2.delete_job(ACME, j.id)
+        m2.close()

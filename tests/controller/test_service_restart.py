@@ -20,6 +20,9 @@ from tests.controller.service_fixtures import Service, Switches, running_switche
 from topo.pipeline import build_pipeline
 
 JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers", "multicast_groups")
+# set_config of an entry no job owns
+STRAY = {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 0, "parent_port": 0, "mcast_grp": 0, "epoch": 7}
+STRAY["switch_ip"] = "10.0.1.254"
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +97,7 @@ def test_controller_restart_keeps_jobs_and_repairs_the_switches(switches: Switch
                     "inc_tenants",
                     {"hdr.inc.tenant": 777, "hdr.inc.round": 0},
                     "set_config",
-                    {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 1, "parent_port": 0, "mcast_grp": 0},
+                    {**STRAY, "is_root": 1},
                 )
             ]
         )
@@ -154,7 +157,7 @@ def test_failed_installation_leaves_nothing(switches: Switches, tmp_path: Path) 
                         "inc_tenants",
                         {"hdr.inc.tenant": 1, "hdr.inc.round": 0},
                         "set_config",
-                        {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 0, "parent_port": 0, "mcast_grp": 0},
+                        STRAY,
                     )
                 ]
             )
