@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """Benchmark of p4kit-switch: packets per second in-process, on veths, and against a plain relay.
 
-Why three numbers: `inprocess_pps` is the pipeline alone (a basic IPv4 LPM forwarding program, no I/O);
-`veth_pps` is the real p4kit-switch process forwarding between two veths whose other ends sit in
-network namespaces; `relay_pps` is the plainest Python AF_PACKET relay on the same veths, measured in the
-same run. The relay is the ceiling for any Python dataplane on this machine, so `veth_ratio =
-veth_pps / relay_pps` says how much of it the switch keeps (goals: inprocess >= 200,000 pps,
-veth_ratio >= 0.7).
+Numbers (--json prints them as one line; docs/switch.md explains each and where the time goes):
+- `inprocess_pps`: the pipeline alone, a basic IPv4 LPM forwarding program, no I/O (wall clock).
+- `inc_*`: the INC program (p4src/inc.p4) in-process: workers' 64-lane contributions to one tenant
+  with fan-in 3, each read-added-written into its slot's registers, every third completing the slot
+  and multicasting the result. The packets are laid out from the program's own header types (both
+  protocol versions; `--inc-rev REV` adds the program as it was at a git revision) and carry valid
+  checksums; the run fails unless every chunk completes. CPU time per contribution is the primary
+  figure (`inc_cpu_us_per_pkt`, `inc_inprocess_pps` = 1 / that); `inc_batched_*` feeds the same
+  contributions in the port loop's batches; `inc_wall_pps` moves with the machine's other load.
+- `veth_pps`: the real p4kit-switch process forwarding between two veths whose other ends sit in
+  network namespaces; `relay_pps`: the plainest Python AF_PACKET relay on the same veths, measured in
+  the same run (the ceiling for any Python dataplane here); `veth_ratio = veth_pps / relay_pps`; and
+  CPU per forwarded packet of both (`*_cpu_us_per_pkt`, with the user-space share `*_user_us_per_pkt`).
+Goals (issue 14): INC >= 250,000 contributions/s in-process, veth_ratio >= 0.7.
 
-Traffic: a Python sender in the first namespace sends 64-byte IPv4/UDP frames as fast as it can; the
-receiver is the second namespace's interface counter (rx_packets), read over a steady window after a
-warm-up, so no receiver process competes for the CPU.
+Traffic on the veths: a Python sender in the first namespace sends 64-byte IPv4/UDP frames as fast as
+it can; the receiver is the second namespace's interface counter (rx_packets), read over a steady
+window after a warm-up, so no receiver process competes for the CPU.
 
-A fourth number, `inc_inprocess_pps`, is the INC program (p4src/inc.p4) in-process: workers' 64-lane
-contributions to one tenant with fan-in 3, each read-added-written into the slot's registers, every
-third completing a slot and multicasting its result.
-
-Usage: sudo .venv/bin/python scripts/bench_switch.py [--json] [--seconds S] [--packets N]
+Usage: sudo .venv/bin/python scripts/bench_switch.py [--json] [--seconds S] [--packets N] [--inc-rev REV]
 (the veth part needs root; without root it is skipped and reported as null).
 """
 
@@ -252,24 +256,50 @@ class IncBench:
         ]
 
     def run(self, frames: list[tuple[int, bytes]]) -> dict[str, float]:
-        """Contributions per second and CPU per contribution; every chunk must complete."""
+        """One packet at a time (process_packet): contributions per second and CPU per
+        contribution; every chunk must complete."""
         process = self.sw.process_packet
         results = 0
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for port, frame in frames:
             results += len(process(port, frame))
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        return self._rates(frames, results, time.process_time() - cpu0, time.perf_counter() - wall0)
+
+    def run_batched(self, frames: list[tuple[int, bytes]], batch: int) -> dict[str, float]:
+        """As the switch's port loop hands them over (process_batch): `batch` chunks' contributions
+        from port 1, then the same chunks from port 2, then from port 3 (each completes its slot)."""
+        chunks = len(frames) // self.fan_in
+        grouped = []
+        for c0 in range(0, chunks, batch):
+            for child in range(self.fan_in):
+                grouped.append(
+                    (
+                        child + 1,
+                        [frames[c * self.fan_in + child][1] for c in range(c0, min(chunks, c0 + batch))],
+                    )
+                )
+        process = self.sw.process_batch
+        results = 0
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for port, group in grouped:
+            results += len(process(port, group))
+        return self._rates(frames, results, time.process_time() - cpu0, time.perf_counter() - wall0)
+
+    @staticmethod
+    def _rates(frames: list, results: int, cpu: float, wall: float) -> dict[str, float]:
         if results != len(frames):
             raise RuntimeError(f"the INC program delivered {results} results for {len(frames)} contributions")
         return {"pps": len(frames) / wall, "cpu_pps": len(frames) / cpu, "cpu_us": cpu / len(frames) * 1e6}
 
 
-def bench_inc_inprocess(packets: int, rev: str | None = None) -> dict[str, object]:
+def bench_inc_inprocess(packets: int, rev: str | None = None, batch: int = 32) -> dict[str, object]:
+    """Per packet, then batched as the port loop batches (`batch` chunks per port and turn)."""
     label, bmv2 = inc_program(rev)
     bench = IncBench(bmv2)
-    bench.run(bench.frames(3000))  # warm-up; the run goes on with later chunks (older ones are stale)
-    out = bench.run(bench.frames(packets, first_chunk=1000))
-    return {"program": label, "protocol": bench.version, **out}
+    bench.run(bench.frames(3000))  # warm-up; each run goes on with later chunks (older ones are stale)
+    single = bench.run(bench.frames(packets, first_chunk=1000))
+    batched = bench.run_batched(bench.frames(packets, first_chunk=1000 + packets), batch)
+    return {"program": label, "protocol": bench.version, **single, "batched": batched}
 
 
 # ============================================================================ veth topology
@@ -434,9 +464,15 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far (/proc/PID/stat utime, stime)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def cpu_seconds(pid: int) -> float:
+    return sum(cpu_split(pid))
 
 
 def pinned(cpu: int | None, cmd: list[str]) -> list[str]:
@@ -486,16 +522,19 @@ def bench_veth(bmv2: dict, p4info: p4info_pb2.P4Info, seconds: float, rounds: in
             relay.send_signal(signal.SIGSTOP)
             pps: dict[str, list[float]] = {"veth": [], "relay": []}
             cost: dict[str, list[float]] = {"veth": [], "relay": []}
+            user: dict[str, list[float]] = {"veth": [], "relay": []}
             offered: list[float] = []
             for _ in range(rounds):
                 for key, proc in (("veth", switch), ("relay", relay)):
                     proc.send_signal(signal.SIGCONT)
-                    c0, n0 = cpu_seconds(proc.pid), rx_packets(names["ns2"], names["h2"])
+                    c0, n0 = cpu_split(proc.pid), rx_packets(names["ns2"], names["h2"])
                     rate, offer = measure(names, seconds, warmup=0.7)
-                    c1, n1 = cpu_seconds(proc.pid), rx_packets(names["ns2"], names["h2"])
+                    c1, n1 = cpu_split(proc.pid), rx_packets(names["ns2"], names["h2"])
                     proc.send_signal(signal.SIGSTOP)
                     pps[key].append(rate)
-                    cost[key].append((c1 - c0) / max(1, n1 - n0) * 1e6)
+                    forwarded = max(1, n1 - n0)
+                    cost[key].append((sum(c1) - sum(c0)) / forwarded * 1e6)
+                    user[key].append((c1[0] - c0[0]) / forwarded * 1e6)
                     offered.append(offer)
         finally:
             for proc in (switch, relay):
@@ -511,6 +550,9 @@ def bench_veth(bmv2: dict, p4info: p4info_pb2.P4Info, seconds: float, rounds: in
         "offered_pps": round(min(offered)),
         "veth_cpu_us_per_pkt": round(sorted(cost["veth"])[len(cost["veth"]) // 2], 2),
         "relay_cpu_us_per_pkt": round(sorted(cost["relay"])[len(cost["relay"]) // 2], 2),
+        # user-space share (the rest is the kernel: receive, transmit into the veth, the peer's stack)
+        "veth_user_us_per_pkt": round(sorted(user["veth"])[len(user["veth"]) // 2], 2),
+        "relay_user_us_per_pkt": round(sorted(user["relay"])[len(user["relay"]) // 2], 2),
     }
 
 
@@ -539,6 +581,8 @@ def main() -> int:
         result[f"{key}_cpu_us_per_pkt"] = round(inc["cpu_us"], 2)
         result[f"{key}_wall_pps"] = round(inc["pps"])
         result[f"{key}_protocol"] = inc["protocol"]
+        result[f"{key}_batched_pps"] = round(inc["batched"]["cpu_pps"])
+        result[f"{key}_batched_cpu_us_per_pkt"] = round(inc["batched"]["cpu_us"], 2)
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
         result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds))
