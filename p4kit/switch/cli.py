@@ -72,7 +72,14 @@ class RunningSwitch:
 def start(opts: SwitchOptions) -> RunningSwitch:
     """Build and start the switch described by `opts` (used by main() and by tests in-process)."""
     trace = setup_logging(opts)
-    switch = Switch(drop_port=opts.drop_port, cpu_port=opts.cpu_port, seed=opts.seed)
+    switch = Switch(
+        drop_port=opts.drop_port,
+        cpu_port=opts.cpu_port,
+        seed=opts.seed,
+        egress_spec_init_to_drop=opts.egress_spec_init_to_drop,
+    )
+    if opts.priority_queues != 1:
+        switch.set_priority_queues(opts.priority_queues)
     if trace is not None:
         switch.set_trace(trace.info)
     if opts.json_path:
@@ -125,7 +132,9 @@ def start(opts: SwitchOptions) -> RunningSwitch:
     for port, bits_per_s in ports.link_rates().items():
         switch.set_link_rate(port, bits_per_s)
     try:
-        service = P4RuntimeService(switch, opts.device_id, opts.cpu_port, inject=ports.inject)
+        service = P4RuntimeService(
+            switch, opts.device_id, opts.cpu_port, inject=ports.inject, allow_swap=not opts.disable_swap
+        )
         server = P4RuntimeServer(service, opts.grpc_addr)
     except BaseException:
         ports.close()
@@ -159,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     for port, iface in sorted(opts.interfaces.items()):
         shaping = f" ({opts.links[port]})" if port in opts.links else ""
         print(f"Adding interface {iface} as port {port}{shaping}", flush=True)
-    if opts.thrift_port is not None:
-        print("Note: --thrift-port ignored: p4kit-switch has no Thrift server (use P4Runtime)", flush=True)
+    for note in opts.notes:
+        print(f"Note: {note}", flush=True)
     print(f"Server listening on {opts.grpc_addr}", flush=True)
     try:
         while not done.wait(1.0):

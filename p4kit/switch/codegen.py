@@ -937,6 +937,12 @@ class CodeGen:
         parts = []
         for h in self.prog.headers:
             n = len(h.htype.fields)
+            init = self.state.egress_spec_init
+            if h.name == "standard_metadata" and init and "egress_spec" in h.htype.index:
+                vals = ["0"] * n  # --egress-spec-init-to-drop: egress_spec starts as the drop port
+                vals[h.htype.index["egress_spec"]] = str(init)
+                parts.append(f"[1, {', '.join(vals)}]")
+                continue
             parts.append(f"[{1 if h.metadata else 0}{', 0' * n}]")
         self.emit(0, "def NEW_HEADERS():")
         self.emit(1, f"return [{', '.join(parts)}]")

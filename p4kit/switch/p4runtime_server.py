@@ -77,8 +77,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         cpu_port: int | None = None,
         inject: Callable[[int, bytes], None] | None = None,
         transmit: Callable[[int, bytes], object] | None = None,
+        allow_swap: bool = True,
     ) -> None:
         self.switch = switch
+        self.allow_swap = allow_swap  # simple_switch_grpc --disable-swap: the first program stays
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.inject = inject
@@ -176,6 +178,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise invalid("SetForwardingPipelineConfig needs an action (e.g. VERIFY_AND_COMMIT)")
 
     def _commit(self, pipeline: Pipeline) -> None:
+        if not self.allow_swap and self.switch.has_pipeline:
+            raise P4RTError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "the switch runs with --disable-swap: its program cannot be replaced",
+            )
         try:
             self.switch.load_pipeline(pipeline.bmv2_json)
         except SwitchError as e:

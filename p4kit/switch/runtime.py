@@ -130,8 +130,10 @@ class Switch:
         clock: Callable[[], float] | None = None,
         max_recirculations: int = 32,
         seed: int | None = None,
+        egress_spec_init_to_drop: bool = False,
     ) -> None:
         self._drop_port = drop_port
+        self._egress_spec_to_drop = egress_spec_init_to_drop  # simple_switch_grpc's target option
         self._cpu_port = cpu_port
         self.clock = clock or time.monotonic
         self.max_recirculations = max_recirculations
@@ -177,6 +179,7 @@ class Switch:
 
     def _recompile(self) -> None:
         if self._engine is not None:
+            self._state.egress_spec_init = self._drop_port if self._egress_spec_to_drop else 0
             self._engine.compile(self._trace is not None)
             self._rebind_all()
 
@@ -194,6 +197,7 @@ class Switch:
         program = load_program(bmv2_json)
         try:
             state = SwitchState.fresh(program, self.seed)
+            state.egress_spec_init = self._drop_port if self._egress_spec_to_drop else 0
         except KeyError as exc:
             raise PipelineLoadError(f"unsupported hash algorithm {exc}") from exc
         from p4kit.switch.engine import Engine  # late import: engine imports codegen

@@ -81,6 +81,7 @@ class SwitchState:
     hash_fns: dict[str, Callable[[bytes], int]] = field(default_factory=dict)
     pre: Pre = field(default_factory=Pre)
     rng: random.Random = field(default_factory=random.Random)
+    egress_spec_init: int = 0  # standard_metadata.egress_spec as ingress starts (--egress-spec-init-to-drop)
 
     @classmethod
     def fresh(cls, program: Program, seed: int | None = None) -> SwitchState:

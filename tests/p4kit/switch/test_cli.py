@@ -30,7 +30,7 @@ def test_simple_switch_grpc_command_line() -> None:
             "-i",
             "2@s1-eth2",
             "--pcap",
-            "/tmp/p",
+            "/tmp",
             "--device-id",
             "3",
             "build/x.json",
@@ -47,7 +47,7 @@ def test_simple_switch_grpc_command_line() -> None:
         ]
     )
     assert opts.interfaces == {1: "s1-eth1", 2: "s1-eth2"}
-    assert opts.json_path == "build/x.json" and opts.device_id == 3 and opts.pcap_dir == "/tmp/p"
+    assert opts.json_path == "build/x.json" and opts.device_id == 3 and opts.pcap_dir == "/tmp"
     assert opts.log_console and opts.thrift_port == 9090
     assert opts.grpc_addr == "0.0.0.0:50051" and opts.cpu_port == 255
     assert opts.links == {2: LinkParams(delay_ms=40, rate_mbit=10, loss_pct=1)}
@@ -63,7 +63,6 @@ def test_defaults_bind_loopback_only() -> None:
     "argv",
     [
         [],  # neither JSON nor --no-p4
-        ["--no-p4", "x.json"],
         ["--no-p4", "-i", "eth0"],
         ["--no-p4", "-i", "1@a", "-i", "1@b"],
         ["--no-p4", "--link", "3:delay=5"],  # no such port
