@@ -22,6 +22,13 @@ def test_int32_allreduce_is_bit_exact_under_loss(wan3_lossy) -> None:  # type: i
     assert res.stats["retransmissions"] > 0  # 2 % loss on every link: the repair path was exercised
 
 
+def test_two_slots_reuse_every_cell_many_times_under_loss(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
+    """64 chunks through 2 slots: each cell and its shadow copy serve 16 chunks, with 2 % loss."""
+    [res] = run_inc(wan3_lossy, AllreduceSpec(elements=4096, mode="int32", nslots=2), _log)
+    assert res.errors == [] and res.exact
+    assert res.stats["results"] == 6 * 64
+
+
 def test_float32_allreduce_within_quantisation_bound_under_loss(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
     [res] = run_inc(wan3_lossy, AllreduceSpec(elements=8192, mode="float32", nslots=256), _log)
     assert res.errors == []
