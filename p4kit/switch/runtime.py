@@ -825,21 +825,27 @@ class Switch:
     def set_queue_rate(self, pps: float, port: int | None = None, priority: int | None = None) -> None:
         """Departure rate in packets per second, 0 = unlimited (simple_switch_CLI set_queue_rate)."""
         with self._lock:
+            before = self.traffic_manager.any_rate
             self.traffic_manager.set_queue_rate(pps, port, priority)
-            self._recompile()  # the fast path checks for rated ports only when there are some
+            if self.traffic_manager.any_rate != before:
+                self._recompile()  # the fast path checks for rated ports only when there are some
 
     def set_port_bit_rate(self, port: int, bits_per_s: float) -> None:
         """A link rate for the port's queues (they share it): what `--link PORT:rate=` emulates."""
         with self._lock:
+            before = self.traffic_manager.any_rate
             self.traffic_manager.set_port_bit_rate(port, bits_per_s)
-            self._recompile()
+            if self.traffic_manager.any_rate != before:
+                self._recompile()
 
     def set_link_rate(self, port: int, bits_per_s: float) -> None:
         """The rate of the port's link (--link rate, or the kernel's shaping of its interface): it
         paces the port's queue for programs that read the queue fields (see queues.py)."""
         with self._lock:
+            before = self.traffic_manager.any_rate
             self.traffic_manager.set_link_rate(port, bits_per_s)
-            self._recompile()
+            if self.traffic_manager.any_rate != before:
+                self._recompile()  # only for programs that read the queue fields (queues.py)
 
     def set_output_callback(self, fn: Callable[[int, bytes], object] | None) -> None:
         """Receives (port, bytes) of packets that leave a queue later than their ingress returned
