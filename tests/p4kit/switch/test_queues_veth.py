@@ -106,3 +106,34 @@ def test_kernel_shaped_port_builds_a_visible_queue(tmp_path: Path) -> None:
     frame_us = 8 * (FIELDS.size + 6) / 200_000 * 1e6
     # the last probe waited for (nearly) everything ahead of it to be serialised
     assert deltas[-1] >= (depths[-1] - 1) * frame_us * 0.9, (depths, deltas)
+
+
+@pytest.mark.root
+def test_kernel_shaping_rates_are_read_from_tc() -> None:
+    if not have_root_net():
+        pytest.skip("needs root and iproute2")
+    from p4kit.switch.linkemu import kernel_rate_bps
+
+    with hosts_net(3, subnet="10.84.0") as net:
+        htb, tbf, plain = net.switch_ifaces
+        sh("tc", "qdisc", "add", "dev", htb, "root", "handle", "5:0", "htb", "default", "1")
+        sh("tc", "class", "add", "dev", htb, "parent", "5:0", "classid", "5:1", "htb", "rate", "0.512Mbit")
+        sh(
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            tbf,
+            "root",
+            "tbf",
+            "rate",
+            "10mbit",
+            "burst",
+            "32kbit",
+            "latency",
+            "400ms",
+        )
+        assert kernel_rate_bps(htb) == 512_000  # what Mininet's TCLink(bw=0.512) sets
+        assert kernel_rate_bps(tbf) == 10_000_000
+        assert kernel_rate_bps(plain) == 0.0
+    assert kernel_rate_bps("p4kit-no-such-interface") == 0.0
