@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,8 @@ from p4kit.switch.errors import InvalidOperationError
 
 if TYPE_CHECKING:
     from p4kit.switch.runtime import Switch
+
+log = logging.getLogger("p4kit.switch.queues")
 
 DEFAULT_DEPTH = 64  # packets, simple_switch's default queue capacity
 MAX_PRIORITIES = 8  # standard_metadata.priority is bit<3>
@@ -296,7 +299,13 @@ class EgressScheduler:
                 items = tm.pop_ready(now)
                 engine = sw._engine
                 if items and engine is not None:
-                    sw._deliver(engine.dequeued(items, now))
+                    for out in engine.dequeued(items, now):
+                        try:
+                            sw._deliver([out])
+                        except Exception:  # a failing output callback loses this packet, not the queues
+                            log.exception(
+                                "egress queues: delivering a packet to port %d failed (dropped)", out[0]
+                            )
                 nxt = tm.next_departure()
                 if nxt is None:
                     if idle_since is None:

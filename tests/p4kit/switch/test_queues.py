@@ -149,3 +149,18 @@ def test_new_pipeline_empties_the_queues(sw: Switch, probe_json: dict) -> None:
     assert sw.traffic_manager.pending() >= 2
     sw.load_pipeline(probe_json)
     assert sw.traffic_manager.pending() == 0
+
+
+def test_a_failing_output_callback_loses_its_packets_not_the_queues(sw: Switch) -> None:
+    calls: list[int] = []
+
+    def flaky(port: int, data: bytes) -> None:
+        calls.append(fields(data)[0])
+        if len(calls) == 1:
+            raise OSError("interface gone")
+
+    sw.set_output_callback(flaky)
+    sw.set_queue_rate(500, port=2)
+    sw.process_batch(1, [probe(i) for i in range(4)])
+    assert sw.wait_queues_empty(10)
+    assert calls == [0, 1, 2, 3]  # the first one was lost; the queue thread went on
