@@ -1,15 +1,27 @@
-"""Installing and removing a planned INC job on the switches over P4Runtime, all or nothing.
+"""Installing and removing a planned INC job on the switches over P4Runtime, all or nothing: the one
+installer, used by the tools (`tributary allreduce`, scripts/inc_by_hand.py) through JobInstaller and
+by the controller service through the same entries and Writer (controller/service/entities.py).
 
-Order matters so that no packet meets half a configuration: multicast groups and zeroed cells first,
-then the children, then the tenant entry that turns the job on; removal in the opposite order. If any
-write fails, everything already written for the job is removed again and the error is raised.
+A job's switch state is a set of P4Runtime entities with identities (`Item`): a schedule replacement
+installs new rounds beside the old ones and removes only what the new schedule no longer uses, and a
+reconcile compares the set with what a switch reports.
+
+Order (`Stage`) keeps packets from meeting half a configuration: zeroed cells first, then result
+deliveries, multicast groups and children, then the tenant entry that turns a round on; removal in the
+opposite order. If any write fails, everything the call wrote is removed again and the error raised.
+
+Cell resets zero `cell_chunk` and `cell_arrivals` only: a cell with no arrivals is taken as unused, and
+its first contribution overwrites lanes, bitmap and count (p4src/include/aggregation.p4), so half the
+writes give the same state (on a pool of 8192 cells that is seconds saved per job); a chunk number of 0
+also keeps the service's traffic counters (controller/service/counters.py) exact.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from enum import IntEnum
 
 from p4.v1 import p4runtime_pb2
 
@@ -21,11 +33,6 @@ from edge.protocol import worker_port
 TENANT_TABLE = "inc_tenants"
 CHILD_TABLE = "inc_children"
 DELIVERY_TABLE = "inc_workers"
-CELL_REGISTERS = ("cell_chunk", "cell_bitmap", "cell_arrivals", "cell_count")
-
-
-class InstallError(RuntimeError):
-    pass
 
 
 def tenant_entry(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> p4runtime_pb2.Entity:
@@ -86,53 +93,195 @@ def delivery_entry(
     )
 
 
-def _deliveries(index: P4InfoIndex, plan: JobPlan) -> dict[str, list[p4runtime_pb2.Entity]]:
-    """Delivery entries per switch, once per worker port even when the worker is in several rounds."""
-    out: dict[str, list[p4runtime_pb2.Entity]] = {}
+# --- entries with identities ----------------------------------------------------------------------
+
+
+class Stage(IntEnum):
+    ROUTE = 0
+    DELIVERY = 1
+    GROUP = 2
+    CHILD = 3
+    TENANT = 4
+
+
+Key = tuple
+
+
+@dataclass
+class Item:
+    switch: str
+    stage: Stage
+    key: Key
+    entity: p4runtime_pb2.Entity
+    owner: int | None = None  # job id; None for routes
+
+
+def _canon(value: bytes) -> bytes:
+    return value.lstrip(b"\0") or b"\0"
+
+
+def entity_key(entity: p4runtime_pb2.Entity) -> Key:
+    """What identifies an entity on a switch (table + match + priority, or the group id)."""
+    if entity.HasField("packet_replication_engine_entry"):
+        return ("mcast", entity.packet_replication_engine_entry.multicast_group_entry.multicast_group_id)
+    te = entity.table_entry
+    fields = []
+    for m in sorted(te.match, key=lambda m: m.field_id):
+        kind = m.WhichOneof("field_match_type")
+        if kind == "exact":
+            fields.append((m.field_id, _canon(m.exact.value)))
+        elif kind == "lpm":
+            fields.append((m.field_id, _canon(m.lpm.value), m.lpm.prefix_len))
+        elif kind == "ternary":
+            fields.append((m.field_id, _canon(m.ternary.value), _canon(m.ternary.mask)))
+        elif kind == "range":
+            fields.append((m.field_id, _canon(m.range.low), _canon(m.range.high)))
+        else:
+            fields.append((m.field_id, _canon(m.optional.value)))
+    return ("table", te.table_id, tuple(fields), te.priority)
+
+
+def entity_content(entity: p4runtime_pb2.Entity) -> tuple:
+    """What an entity does (action and parameters, or replicas): equal content needs no write."""
+    if entity.HasField("packet_replication_engine_entry"):
+        grp = entity.packet_replication_engine_entry.multicast_group_entry
+        return tuple(sorted((r.egress_port, r.instance) for r in grp.replicas))
+    act = entity.table_entry.action.action
+    return (act.action_id, tuple(sorted((p.param_id, _canon(p.value)) for p in act.params)))
+
+
+def plan_items(
+    index: P4InfoIndex, tenant: int, switch_rounds: list[SwitchRound], rounds: Iterable[int] | None = None
+) -> list[Item]:
+    """The entities of a job's switch rounds (optionally of some rounds only; deliveries always, once
+    per worker port even when the worker is in several rounds)."""
+    keep = None if rounds is None else set(rounds)
+    items: list[Item] = []
     seen: set[tuple[str, int]] = set()
-    for sr in plan.switches:
+    for sr in switch_rounds:
         for port, mac, ip in sr.worker_children:
-            if (sr.switch, port) not in seen:
-                seen.add((sr.switch, port))
-                out.setdefault(sr.switch, []).append(delivery_entry(index, plan.tenant, sr, port, mac, ip))
+            if (sr.switch, port) in seen:
+                continue
+            seen.add((sr.switch, port))
+            e = delivery_entry(index, tenant, sr, port, mac, ip)
+            items.append(Item(sr.switch, Stage.DELIVERY, entity_key(e), e, tenant))
+    for sr in switch_rounds:
+        if keep is not None and sr.round not in keep:
+            continue
+        g = multicast_group(sr.group, [(p, 0) for p in sr.children])
+        items.append(Item(sr.switch, Stage.GROUP, entity_key(g), g, tenant))
+        for e in child_entries(index, tenant, sr):
+            items.append(Item(sr.switch, Stage.CHILD, entity_key(e), e, tenant))
+        t = tenant_entry(index, tenant, sr)
+        items.append(Item(sr.switch, Stage.TENANT, entity_key(t), t, tenant))
+    return items
+
+
+RESET_REGISTERS = ("cell_chunk", "cell_arrivals")
+WRITE_BATCH = 2048  # updates per Write: a pool's worth of resets in one call outlives any deadline
+
+
+def resets_for(index: P4InfoIndex, srs: Iterable[SwitchRound]) -> dict[str, list[p4runtime_pb2.Entity]]:
+    """Zeroed cells for switch rounds about to be (re)installed, so no stale chunk is taken for new."""
+    out: dict[str, list[p4runtime_pb2.Entity]] = {}
+    for sr in srs:
+        cells = range(sr.cells.base, sr.cells.base + sr.cells.cells)
+        out.setdefault(sr.switch, []).extend(
+            index.register_entry(name, c, 0) for name in RESET_REGISTERS for c in cells
+        )
     return out
 
 
-def cell_resets(index: P4InfoIndex, sr: SwitchRound) -> list[p4runtime_pb2.Entity]:
-    out = []
-    for name in CELL_REGISTERS:
-        for cell in range(sr.cells.base, sr.cells.base + sr.cells.cells):
-            out.append(index.register_entry(name, cell, 0))
+# --- writing ------------------------------------------------------------------------------------------
+
+
+class ApplyError(RuntimeError):
+    """A write failed; everything written by the failed call was undone."""
+
+
+class InstallError(ApplyError):
+    """JobInstaller's error: the job could not be installed and nothing of it stays."""
+
+
+@dataclass
+class Writer:
+    """Inserts and deletes items in stage order over a set of connections, undoing on failure."""
+
+    conns: dict[str, SwitchConnection]
+
+    def _conn(self, switch: str) -> SwitchConnection:
+        conn = self.conns.get(switch)
+        if conn is None:
+            raise ApplyError(f"switch {switch} is not connected")
+        return conn
+
+    def insert(self, items: list[Item], resets: dict[str, list[p4runtime_pb2.Entity]] | None = None) -> None:
+        """All or nothing: on any failure, delete what this call inserted and raise ApplyError."""
+        done: list[Item] = []
+        try:
+            for switch, entities in (resets or {}).items():
+                conn = self._conn(switch)
+                for at in range(0, len(entities), WRITE_BATCH):
+                    conn.modify(entities[at : at + WRITE_BATCH])
+            for stage in sorted({i.stage for i in items}):
+                for switch, batch in _by_switch(i for i in items if i.stage == stage).items():
+                    conn = self._conn(switch)
+                    try:
+                        conn.insert([i.entity for i in batch])
+                    except P4RuntimeError as exc:
+                        # the updates that did not fail were written; without details, assume all
+                        failed = {u.index for u in exc.updates}
+                        done.extend(item for n, item in enumerate(batch) if n not in failed)
+                        raise
+                    done.extend(batch)
+        except (P4RuntimeError, ApplyError, KeyError, ValueError) as exc:
+            self._undo(done)
+            raise ApplyError(str(exc)) from exc
+
+    def delete(self, items: list[Item]) -> list[str]:
+        """Best effort (a switch may already have lost them): returns the errors met."""
+        errors: list[str] = []
+        for stage in sorted({i.stage for i in items}, reverse=True):
+            for switch, batch in _by_switch(i for i in items if i.stage == stage).items():
+                try:
+                    self._conn(switch).delete([i.entity for i in batch])
+                except (P4RuntimeError, ApplyError) as exc:
+                    errors.append(str(exc))
+        return errors
+
+    def modify(self, items: list[Item]) -> None:
+        for switch, batch in _by_switch(items).items():
+            self._conn(switch).modify([i.entity for i in batch])
+
+    def _undo(self, done: list[Item]) -> None:
+        for stage in sorted({i.stage for i in done}, reverse=True):
+            for switch, batch in _by_switch(i for i in done if i.stage == stage).items():
+                for item in batch:  # one by one: a batch delete stops at nothing, but says little
+                    with contextlib.suppress(P4RuntimeError, ApplyError):
+                        self._conn(switch).delete([item.entity])
+
+
+def _by_switch(items: Iterable[Item]) -> dict[str, list[Item]]:
+    out: dict[str, list[Item]] = {}
+    for i in items:
+        out.setdefault(i.switch, []).append(i)
     return out
 
 
 @dataclass
 class JobInstaller:
+    """A planned job (controller.inc.jobs.JobPlan) onto connected switches, for tools without the
+    service; the same entries, resets and order as the service writes."""
+
     conns: dict[str, SwitchConnection]
     index: P4InfoIndex
     progress: Callable[[str], None] = lambda _msg: None
 
     def install(self, plan: JobPlan) -> None:
-        done: list[tuple[str, str, list[p4runtime_pb2.Entity]]] = []  # (switch, kind, entities) for rollback
         try:
-            for switch, entities in _deliveries(self.index, plan).items():
-                self._conn(switch).insert(entities)
-                done.append((switch, "insert", entities))
-            for sr in plan.switches:
-                conn = self._conn(sr.switch)
-                group = multicast_group(sr.group, [(p, 0) for p in sr.children])
-                conn.insert([group])
-                done.append((sr.switch, "insert", [group]))
-                conn.modify(cell_resets(self.index, sr))
-                children = child_entries(self.index, plan.tenant, sr)
-                conn.insert(children)
-                done.append((sr.switch, "insert", children))
-            for sr in plan.switches:
-                entry = tenant_entry(self.index, plan.tenant, sr)
-                self._conn(sr.switch).insert([entry])
-                done.append((sr.switch, "insert", [entry]))
-        except (P4RuntimeError, KeyError, ValueError) as exc:
-            self._undo(done)
+            items = plan_items(self.index, plan.tenant, plan.switches)
+            Writer(self.conns).insert(items, resets_for(self.index, plan.switches))
+        except (ApplyError, KeyError, ValueError) as exc:  # a write refused, or a plan that cannot be one
             raise InstallError(
                 f"job of tenant {plan.tenant}: installation failed and was rolled back: {exc}"
             ) from exc
@@ -140,29 +289,4 @@ class JobInstaller:
 
     def remove(self, plan: JobPlan) -> list[str]:
         """Delete every entry and group of the job; returns the errors met (it goes on past them)."""
-        errors: list[str] = []
-        steps: list[tuple[str, list[p4runtime_pb2.Entity]]] = []
-        for sr in plan.switches:
-            steps.append((sr.switch, [tenant_entry(self.index, plan.tenant, sr)]))
-        for sr in plan.switches:
-            steps.append((sr.switch, child_entries(self.index, plan.tenant, sr)))
-            steps.append((sr.switch, [multicast_group(sr.group, [])]))
-        steps.extend(_deliveries(self.index, plan).items())
-        for switch, entities in steps:
-            try:
-                self._conn(switch).delete(entities)
-            except P4RuntimeError as exc:
-                errors.append(str(exc))
-        return errors
-
-    def _undo(self, done: list[tuple[str, str, list[p4runtime_pb2.Entity]]]) -> None:
-        for switch, _kind, entities in reversed(done):
-            # best effort: a write that failed may have left nothing to delete
-            with contextlib.suppress(P4RuntimeError):
-                self._conn(switch).delete(entities)
-
-    def _conn(self, switch: str) -> SwitchConnection:
-        try:
-            return self.conns[switch]
-        except KeyError:
-            raise InstallError(f"no connection to switch {switch}") from None
+        return Writer(self.conns).delete(plan_items(self.index, plan.tenant, plan.switches))
