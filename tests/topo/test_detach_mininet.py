@@ -5,8 +5,11 @@ stop`; real switches, real service, real Mininet."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +19,22 @@ import pytest
 
 from edge.schedule_worker import spec_from_job_view
 from tests.localports import free_port
-from topo import cleanup
+from topo import cleanup, ledger
 
 pytestmark = [pytest.mark.mininet, pytest.mark.root]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def tributary(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+SITES = ("--sites", "TYO,NYC,LON", "--workers-per-site", "1")
+ADMIN_TOKEN = "detach-admin-token-0123456789abcdef"
+
+
+def tributary(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "topo.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+        [sys.executable, "-m", "topo.cli", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -38,15 +46,16 @@ def wan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     state = tmp / "state.json"
     port = free_port()
     procs_before = {pid for pid, _ in cleanup.leftover_processes()}
-    r = tributary(
-        "run", "--detach", "--sites", "TYO,NYC,LON", "--workers-per-site", "1",
-        "--state", str(state), "--listen", f"127.0.0.1:{port}", "--run-dir", str(tmp / "run"),
-    )  # fmt: skip
+    env = {**os.environ, "TRIBUTARY_ADMIN_TOKEN": ADMIN_TOKEN, "TRIBUTARY_DATA_DIR": str(tmp / "data")}
+    argv = ["--state", str(state), "--listen", f"127.0.0.1:{port}"]
+    r = tributary("run", "--detach", *SITES, *argv, "--run-dir", str(tmp / "run"), env=env)
     assert r.returncode == 0, r.stderr + r.stdout
     assert f"controller at http://127.0.0.1:{port}" in r.stdout
     doc = json.loads(state.read_text())
+    info = {"state": state, "doc": doc, "url": f"http://127.0.0.1:{port}", "before": procs_before}
+    info.update(env=env, argv=argv, tmp=tmp)
     try:
-        yield {"state": state, "doc": doc, "url": f"http://127.0.0.1:{port}", "before": procs_before}
+        yield info
     finally:
         if state.exists():
             tributary("stop", "--state", str(state))
@@ -83,6 +92,60 @@ def run_workers(
         assert "error" not in report, report
         out[host] = np.load(tmp / f"{host}.out.npy")
     return out
+
+
+def environ(pid: int) -> bytes:
+    return Path(f"/proc/{pid}/environ").read_bytes()
+
+
+def keeper_record(wan: dict) -> ledger.Record:
+    rec = ledger.for_owner(wan["doc"]["pid"])
+    assert rec is not None, "the keeper recorded nothing"
+    return rec
+
+
+def test_no_child_inherits_the_admin_token(wan: dict) -> None:
+    rec = keeper_record(wan)
+    kinds = {what.split(" ")[0] for _, _, what in rec.processes}
+    assert {"switch", "Mininet", "controller"} <= kinds, rec.processes
+    for pid in [wan["doc"]["pid"], *(p for p, _, _ in rec.processes)]:
+        if ledger.start_time(pid) is not None:
+            assert b"TRIBUTARY_ADMIN_TOKEN" not in environ(pid), pid
+            assert ADMIN_TOKEN.encode() not in environ(pid), pid
+    # and a program started in a worker's namespace
+    from topo import detach
+
+    out = subprocess.run(detach.host_command(wan["doc"], "TYOw1", ["env"]), capture_output=True, text=True)
+    assert out.returncode == 0 and "TRIBUTARY_ADMIN_TOKEN" not in out.stdout
+    assert Path(wan["doc"]["admin_token_file"]).read_text().strip() == ADMIN_TOKEN
+
+
+def test_a_killed_switch_is_restarted_and_its_job_repaired(wan: dict) -> None:
+    with client(wan["url"], ADMIN_TOKEN) as admin:
+        token = admin.post("/tenants", json={"name": "phoenix"}).json()["token"]
+        t = client(wan["url"], token)
+        r = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1", "LONw1"], "slots": 16})
+        assert r.status_code == 201, r.text
+        job = r.json()["id"]
+        before = {s["name"]: s["by_table"] for s in admin.get("/switches").json()}
+        [(pid, _, _)] = [p for p in keeper_record(wan).processes if p[2] == "switch NYC"]
+        os.kill(pid, signal.SIGKILL)
+        states = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            view = t.get(f"/jobs/{job}", params={"counters": "false"}).json()
+            states.add(view["state"])
+            nyc = next(s for s in admin.get("/switches").json() if s["name"] == "NYC")
+            if view["state"] == "active" and nyc.get("by_table") == before["NYC"] and "degraded" in states:
+                break
+            time.sleep(0.2)
+        assert "degraded" in states, states
+        assert view["state"] == "active" and nyc["by_table"] == before["NYC"], (view["state"], nyc)
+        assert nyc["reprovisioned"] >= 1
+        [(new_pid, _, _)] = [p for p in keeper_record(wan).processes if p[2] == "switch NYC" and p[0] != pid]
+        assert ledger.start_time(new_pid) is not None and ledger.start_time(pid) is None
+        assert t.delete(f"/jobs/{job}").status_code == 200
+        assert admin.delete("/tenants/phoenix").status_code == 200
 
 
 def test_a_new_users_session(wan: dict, tmp_path: Path) -> None:
@@ -125,13 +188,15 @@ def test_a_new_users_session(wan: dict, tmp_path: Path) -> None:
         assert {s["name"]: s["by_table"] for s in admin.get("/switches").json()} == before
 
         # the trees still carry traffic after the restart (cells zeroed: the workers start at chunk 0)
-        assert a.post(f"/jobs/{job['id']}/reset").status_code == 200
+        reset = a.post(f"/jobs/{job['id']}/reset")
+        assert reset.status_code == 200 and reset.json()["epoch"] != job["epoch"]
+        job = a.get(f"/jobs/{job['id']}", params={"counters": "false"}).json()  # the new generation
         out = run_workers(wan, job, inputs, 1, tmp_path)
         assert np.array_equal(out["TYOw1"], r0)
 
         assert a.delete(f"/jobs/{job['id']}").status_code == 200
         for s in admin.get("/switches").json():
-            assert set(s["by_table"]) <= {"ipv4_routes", "l2_switch"}, s
+            assert set(s["by_table"]) <= {"ipv4_routes", "l2_switch", "source_guard"}, s
     r = tributary("stop", "--state", str(wan["state"]))
     assert r.returncode == 0, r.stderr
     assert not wan["state"].exists()
@@ -142,3 +207,35 @@ def test_a_new_users_session(wan: dict, tmp_path: Path) -> None:
     assert not [
         i for i in cleanup.leftover_interfaces() if i.split("-")[0].rstrip("w1e") in ("TYO", "NYC", "LON")
     ]
+
+
+def test_stop_then_run_keeps_tenants_and_jobs(wan: dict) -> None:
+    """The database outlives the run: a second `run --detach` (no --db) serves the same tenants, whose
+    tokens still work, and installs their jobs on the new switches."""
+    state = wan["state"]
+    r = tributary(
+        "run", "--detach", *SITES, *wan["argv"], "--run-dir", str(wan["tmp"] / "run1"), env=wan["env"]
+    )
+    assert r.returncode == 0, r.stderr + r.stdout
+    with client(wan["url"], ADMIN_TOKEN) as admin:
+        token = admin.post("/tenants", json={"name": "stayer"}).json()["token"]
+        t = client(wan["url"], token)
+        job = t.post("/jobs", json={"workers": ["TYOw1", "LONw1"], "slots": 8}).json()
+        entries = {s["name"]: s["by_table"] for s in admin.get("/switches").json()}
+    assert tributary("stop", "--state", str(state)).returncode == 0
+    assert (wan["tmp"] / "data" / "controller.db").exists()
+    assert not any((wan["tmp"] / "run1").glob("*.db")), "the run folder holds only the run's own files"
+    r = tributary(
+        "run", "--detach", *SITES, *wan["argv"], "--run-dir", str(wan["tmp"] / "run2"), env=wan["env"]
+    )
+    assert r.returncode == 0, r.stderr + r.stdout
+    try:
+        t = client(wan["url"], token)
+        again = t.get(f"/jobs/{job['id']}", params={"counters": "false"}).json()
+        assert again["state"] == "active" and again["switches"] == job["switches"], again
+        with client(wan["url"], ADMIN_TOKEN) as admin:
+            assert "stayer" in {x["id"] for x in admin.get("/tenants").json()}
+            assert {s["name"]: s["by_table"] for s in admin.get("/switches").json()} == entries
+        assert t.delete(f"/jobs/{job['id']}").status_code == 200
+    finally:
+        assert tributary("stop", "--state", str(state)).returncode == 0
