@@ -40,6 +40,7 @@ def receive(spec: dict) -> dict:
     deadline = time.time() + float(spec["timeout_s"])
     last_heard = time.time()
     buf = bytearray(2048)
+    cpu0 = time.process_time()
     try:
         while last is not None and last not in done:
             now = time.time()
@@ -95,6 +96,7 @@ def receive(spec: dict) -> dict:
         "first": {str(r): v for r, v in first.items()},
         "done": {str(r): v for r, v in done.items()},
         "duplicates": duplicates,
+        "cpu_s": time.process_time() - cpu0,
     }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from controller.edge.install import RX_COUNTER, TX_COUNTER, EdgeInstaller, read_port_counters, read_stats
+from controller.edge.install import TX_COUNTER, EdgeInstaller, read_port_counters, read_stats
 from controller.edge.plan import EdgeJobPlan, plan_edge_job
 from controller.p4rt import P4InfoIndex
 from controller.schedule.emulated import EmulatedParams, RoundPrediction, predict
@@ -44,6 +44,7 @@ class EdgeRunResult:
     wan_streams_once: bool
     errors: list[str] = field(default_factory=list)
     stage: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -56,6 +57,7 @@ class EdgeRunResult:
             "wan_bytes": self.wan_bytes,
             "wan_streams_once": self.wan_streams_once,
             "stage": self.stage,
+            "cpu": self.cpu,
         }
         if self.errors:
             out["errors"] = self.errors
@@ -121,17 +123,60 @@ def run_schedule(
         vectors = site_vectors(latency_net.names, params.chunks, seed)
         start_at = time.time() + START_DELAY_S
         procs = _launch(running, plan, predicted, params, vectors, out_dir, start_at, stall_timeout_s)
+        # the switches' CPU while nothing is sent yet: their idle rate, subtracted from the run's
+        idle0, t_idle0 = sum(_switch_cpu(running).values()), time.monotonic()
+        time.sleep(max(0.0, start_at - 0.2 - time.time()))
+        idle_rate = (sum(_switch_cpu(running).values()) - idle0) / max(1e-3, time.monotonic() - t_idle0)
+        cpu_before, t_run0 = _switch_cpu(running), time.monotonic()
         budget = predicted_total * 4 + stall_timeout_s * 2 + START_DELAY_S + 30
         reports = _wait(procs, budget)
         after = _counters(running, index)
+        cpu_switches = sum(_switch_cpu(running).values()) - sum(cpu_before.values())
+        cpu_idle = idle_rate * (time.monotonic() - t_run0)
         stats = {name: read_stats(conn, index) for name, conn in running.conns.items()}
-        _ = {name: read_port_counters(conn, index, RX_COUNTER) for name, conn in running.conns.items()}
     finally:
         for err in installer.remove(plan):
             progress(f"warning: removing edge tenant {tenant}: {err}")
-    return _judge(
+    result = _judge(
         running, plan, predicted, predicted_total, vectors, reports, before, after, stats, strategy, start_at
     )
+    result.cpu = _cpu_summary(reports, cpu_switches, cpu_idle, plan)
+    return result
+
+
+def _switch_cpu(running: RunningWan) -> dict[str, float]:
+    """CPU seconds (user + system, all threads) each switch process has used so far."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    assert running.network.net is not None
+    for sw in running.network.net.switches:
+        proc = getattr(sw, "proc", None)
+        if proc is None:
+            continue
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        out[sw.name] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _cpu_summary(
+    reports: dict[str, dict], switches_s: float, idle_s: float, plan: EdgeJobPlan
+) -> dict[str, object]:
+    """Where the run's CPU went (process CPU seconds, not wall time), and per stream packet a stage took.
+    The switches' idle CPU over the same time (measured before the start) is reported and subtracted."""
+    stages = sum(r.get("cpu_s", 0.0) for n, r in reports.items() if n in plan.site_ids)
+    receivers = sum(r.get("cpu_s", 0.0) for n, r in reports.items() if n not in plan.site_ids)
+    deliveries = sum(rr["stage"]["added"] for r in reports.values() for rr in r.get("rounds", []))
+    total = stages + receivers + switches_s - idle_s
+    return {
+        "switches_s": round(switches_s, 3),
+        "switches_idle_s": round(idle_s, 3),
+        "stages_s": round(stages, 3),
+        "receivers_s": round(receivers, 3),
+        "stream_deliveries": deliveries,
+        "us_per_delivery": round(total / deliveries * 1e6, 1) if deliveries else None,
+    }
 
 
 def _launch(

@@ -8,8 +8,9 @@ emulation really has, not with the real-scale numbers it stands for:
   whole frames;
 - the stage's memory in whole accumulators (floor(M / c) x c) and the vector in whole chunks;
 - the start agreement (A4 as the emulation runs it, edge.edge_site): after the first round a clique
-  starts at the last member's ready time plus `agree_s` = the clique's largest one-way delay plus a
-  margin, the time every member needs to have heard every READY. The model's recursion starts a clique
+  starts at the last member's ready time plus `agree_s` = the clique's largest one-way delay, plus one
+  packet's serialisation (the READY is a packet too), plus a margin: the time every member needs to
+  have heard every READY. The model's recursion starts a clique
   at the last member's ready time; this adds the one one-way delay a real agreement costs.
 
 Rates, memories and sizes scale by one factor (DESIGN.md section 6); latencies stay real.
@@ -47,6 +48,11 @@ class EmulatedParams:
         return self.chunks * self.chunk_bytes
 
     @property
+    def frame_s(self) -> float:
+        """One packet's serialisation on an emulated link."""
+        return (self.chunk_bytes + self.header_bytes) * 8 / self.wire_bps
+
+    @property
     def payload_bps(self) -> float:
         return self.wire_bps * self.chunk_bytes / (self.chunk_bytes + self.header_bytes)
 
@@ -63,8 +69,19 @@ class EmulatedParams:
         }
 
 
-def emulated_params(real_memory: float, real_size: float, real_bps: float, wire_bps: float) -> EmulatedParams:
-    """Scale memory and size by wire_bps / real_bps; refuse a memory that holds no accumulator."""
+def emulated_params(
+    real_memory: float,
+    real_size: float,
+    real_bps: float,
+    wire_bps: float,
+    chunks: int | None = None,
+    min_chunks: int = 1,
+) -> EmulatedParams:
+    """Scale memory and size by wire_bps / real_bps; refuse a memory that holds no accumulator.
+
+    The vector is the scaled size in chunks, at least `min_chunks` (or exactly `chunks`): a vector of a
+    few chunks would measure nothing but latency. Memory is always scaled, which keeps memory /
+    (rate x delay), the ratio that decides whether memory binds (DESIGN.md section 6)."""
     if not (wire_bps > 0 and real_bps > 0):
         raise ModelError("rates must be positive")
     scale = wire_bps / real_bps
@@ -72,10 +89,75 @@ def emulated_params(real_memory: float, real_size: float, real_bps: float, wire_
     if accumulators < 1:
         raise ModelError(
             f"edge memory {real_memory:g} B scales to {real_memory * scale:.0f} B at {wire_bps / 1e6:g} Mbit/s "
-            f"(x{scale:.3g}), less than one {CHUNK_BYTES}-byte accumulator: the stage could not hold one chunk"
+            f"(x{scale:.3g}), less than one {CHUNK_BYTES}-byte accumulator: the stage could not hold one chunk "
+            "(a higher --emulated-rate scales it up)"
         )
-    chunks = max(1, round(real_size * scale / CHUNK_BYTES))
+    if chunks is None:
+        chunks = max(min_chunks, round(real_size * scale / CHUNK_BYTES), 1)
+    if chunks < 1:
+        raise ModelError(f"a vector needs at least one chunk, got {chunks}")
     return EmulatedParams(scale, wire_bps, accumulators * CHUNK_BYTES, chunks)
+
+
+def peak_deliveries(rounds: Sequence[RoundPrediction]) -> float:
+    """The largest number of stream packets per second the stages take in one round, all its cliques
+    streaming at once: k (k - 1) r / c per clique. What the CPU budget is counted in (docs/edge-inc.md)."""
+    peak = 0.0
+    for r in rounds:
+        total = 0.0
+        for c in r.cliques:
+            k = len(c.members)
+            total += k * (k - 1) * c.rate_Bps / CHUNK_BYTES
+        peak = max(peak, total)
+    return peak
+
+
+DELIVERY_BUDGET = 3000.0  # stream packets/s into all stages together (docs/edge-inc.md, "CPU budget")
+MAX_WIRE_BPS = 1.3e6
+MIN_CHUNKS = 32
+
+
+@dataclass(frozen=True)
+class RateChoice:
+    params: EmulatedParams
+    peak_deliveries: float
+    within_budget: bool
+
+
+def choose_rate(
+    latency_net: Network,
+    real_memory: float,
+    real_size: float,
+    real_bps: float,
+    schedules: Sequence[Sequence[Sequence[Sequence[str]]]],
+    budget: float = DELIVERY_BUDGET,
+    max_bps: float = MAX_WIRE_BPS,
+    chunks: int | None = None,
+    min_chunks: int = MIN_CHUNKS,
+) -> RateChoice:
+    """The fastest emulated link rate (at most max_bps, in steps of 10 %) at which every schedule's
+    busiest round stays within the CPU budget and the scaled memory leaves the model a rate (two
+    accumulators at least). One rate for all schedules, so they run on the same emulated WAN."""
+    best: RateChoice | None = None
+    bps = max_bps
+    for _ in range(80):
+        try:
+            p = emulated_params(real_memory, real_size, real_bps, bps, chunks, min_chunks)
+        except ModelError:
+            break  # lower rates only shrink the memory further
+        if p.memory_bytes < 2 * p.chunk_bytes and p.memory_bytes < p.size_bytes:
+            break
+        peak = max(peak_deliveries(predict(latency_net, p, s)[0]) for s in schedules)
+        choice = RateChoice(p, peak, peak <= budget)
+        if choice.within_budget:
+            return choice
+        if best is None or peak < best.peak_deliveries:
+            best = choice
+        bps *= 0.9
+    if best is None:  # not even the fastest rate leaves two accumulators: take it, the model says why
+        p = emulated_params(real_memory, real_size, real_bps, max_bps, chunks, min_chunks)
+        best = RateChoice(p, max(peak_deliveries(predict(latency_net, p, s)[0]) for s in schedules), False)
+    return best
 
 
 @dataclass(frozen=True)
@@ -104,9 +186,11 @@ class RoundPrediction:
         return max((c.time_s for c in self.cliques), default=0.0)
 
 
-def agree_delay(net: Network, members: Sequence[int], margin_s: float) -> float:
+def agree_delay(net: Network, members: Sequence[int], margin_s: float, frame_s: float = 0.0) -> float:
+    """How long after the last member is ready every member has heard every READY: the clique's largest
+    one-way delay, plus the READY packet's own serialisation on the link (`frame_s`), plus a margin."""
     lat = net.latency_s
-    return max(lat[i, j] for i in members for j in members if i != j) + margin_s
+    return max(lat[i, j] for i in members for j in members if i != j) + frame_s + margin_s
 
 
 def predict(
@@ -128,7 +212,7 @@ def predict(
                 ct = cache.get(idx)
             if ct.rate_Bps <= 0:  # M = c: the model's A5 leaves no room for a second chunk
                 ct = CliqueTiming(ct.members, 0.0, ct.limit, ct.skew_s, tuple(math.inf for _ in ct.members))
-            agree = agree_delay(net, idx, params.agree_margin_s) if t > 1 else 0.0
+            agree = agree_delay(net, idx, params.agree_margin_s, params.frame_s) if t > 1 else 0.0
             start = max(ready[n] for n in clique) + agree
             finish = {net.names[i]: start + f for i, f in zip(ct.members, ct.finish_s, strict=True)}
             ready.update(finish)

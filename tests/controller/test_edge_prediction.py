@@ -45,7 +45,9 @@ def test_later_rounds_start_after_the_agreement_delay():
     p = emulated_params(1e9, 1e6, 10e9, 1e7)  # memory covers the vector: bandwidth-bound pairs
     rounds, total = predict(NET, p, [[("A", "B")], [("B", "C")]])
     first, second = rounds[0].cliques[0], rounds[1].cliques[0]
-    assert second.agree_s == pytest.approx(0.020 + 0.005)  # d(B, C) + margin
+    assert second.agree_s == pytest.approx(
+        0.020 + 322 * 8 / 1e7 + 0.005
+    )  # d(B, C) + a READY's frame + margin
     assert second.start_s == pytest.approx(first.finish_s["B"] + second.agree_s)
     assert total == pytest.approx(second.start_s + second.time_s)
     assert agree_delay(NET, (0, 1, 2), 0.0) == pytest.approx(0.030)

@@ -31,13 +31,19 @@ from controller.schedule import (
     TimingCache,
     optimise,
 )
-from controller.schedule.emulated import emulated_params, predict
+from controller.schedule.emulated import (
+    DELIVERY_BUDGET,
+    MAX_WIRE_BPS,
+    MIN_CHUNKS,
+    choose_rate,
+    emulated_params,
+    peak_deliveries,
+    predict,
+)
 from controller.schedule.model import DEFAULT_CHUNK_BYTES
 from controller.schedule.sweep import Sweep, plot, run_sweep, write_csv
 from controller.schedule.units import UnitError, format_size, format_time, parse_bandwidth, parse_size
 from topo.wan import Wan, default_wan, load_topology
-
-DEFAULT_EMULATED_MBIT = 1.3
 
 UNITS_HELP = (
     "Sizes: MB = 10^6 bytes, GB = 10^9 (KiB/MiB/GiB for powers of two); bandwidth: Gbit = 10^9 bit/s."
@@ -155,7 +161,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--compare",
         choices=("all-to-all", "none"),
         default="none",
-        help="also run all-to-all on the same WAN (skipped when it is the best schedule)",
+        help="also run all-to-all on the same WAN (when all-to-all is the best, the best clique schedule instead)",
     )
     run.add_argument(
         "--loss",
@@ -167,10 +173,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--emulated-rate",
         type=float,
-        default=DEFAULT_EMULATED_MBIT,
+        default=None,
         metavar="MBIT",
-        help=f"WAN link rate of the run, Mbit/s of whole frames (default {DEFAULT_EMULATED_MBIT:g}: the CPU budget "
-        "of docs/edge-inc.md)",
+        help="WAN link rate of the run, Mbit/s of whole frames (default: the fastest rate, at most "
+        f"{MAX_WIRE_BPS / 1e6:g}, at which the busiest round stays within the CPU budget of docs/edge-inc.md, "
+        f"{DELIVERY_BUDGET:g} stream packets/s into the stages)",
+    )
+    run.add_argument(
+        "--chunks",
+        type=int,
+        default=None,
+        help=f"vector size of the run in 256-byte chunks (default: --size scaled, at least {MIN_CHUNKS})",
     )
     run.add_argument("--seed", type=int, default=1, help="seed of the sites' inputs")
     run.add_argument(
@@ -387,23 +400,58 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
 
     if not 0 <= args.loss < 1:
         return _err(f"--loss is a fraction in [0, 1) (0.01 means 1 %), got {args.loss}")
-    if not args.emulated_rate > 0:
+    if args.emulated_rate is not None and not args.emulated_rate > 0:
         return _err("--emulated-rate must be positive")
-    try:
-        params = emulated_params(
-            edge.memory_bytes, edge.size_bytes, net.bandwidth_bps, args.emulated_rate * 1e6
-        )
-    except ModelError as exc:
-        return _err(str(exc))
+    if args.chunks is not None and args.chunks < 1:
+        return _err("--chunks must be at least 1")
     best = result.best
     chosen = [(best.strategy, executed_rounds(net, best))]
-    if args.compare == "all-to-all" and best.family != "all-to-all":
-        chosen.append(("all-to-all", [[tuple(net.names)]]))
+    if args.compare == "all-to-all":
+        if best.family != "all-to-all":
+            chosen.append(("all-to-all", [[tuple(net.names)]]))
+        else:  # all-to-all is the best: compare it with the best clique schedule instead
+            others = sorted(
+                (c for c in result.best_per_family() if c.family != "all-to-all"), key=lambda c: c.time_s
+            )
+            if others and others[0].mixing.reaches:
+                chosen.append((others[0].strategy, executed_rounds(net, others[0])))
+    try:
+        if args.emulated_rate is None:
+            choice = choose_rate(
+                net,
+                edge.memory_bytes,
+                edge.size_bytes,
+                net.bandwidth_bps,
+                [r for _, r in chosen],
+                chunks=args.chunks,
+            )
+            params = choice.params
+        else:
+            params = emulated_params(
+                edge.memory_bytes,
+                edge.size_bytes,
+                net.bandwidth_bps,
+                args.emulated_rate * 1e6,
+                args.chunks,
+                MIN_CHUNKS,
+            )
+    except ModelError as exc:
+        return _err(str(exc))
     plans = []
     for strategy, rounds in chosen:
         predicted, total = predict(net, params, rounds)
         plans.append((strategy, rounds, predicted, total))
-    out: dict[str, object] = {"emulation": params.to_json(), "loss": args.loss, "runs": []}
+    peak = max(peak_deliveries(p) for _, _, p, _ in plans)
+    emulation = params.to_json()
+    emulation["scaled_chunks"] = round(edge.size_bytes * params.scale / params.chunk_bytes, 2)
+    emulation["peak_deliveries_per_s"] = round(peak, 1)
+    emulation["delivery_budget_per_s"] = DELIVERY_BUDGET
+    out: dict[str, object] = {"emulation": emulation, "loss": args.loss, "runs": []}
+    if peak > DELIVERY_BUDGET:
+        log(
+            f"warning: the busiest round takes {peak:.0f} stream packets/s into the stages, over the CPU budget "
+            f"of {DELIVERY_BUDGET:g}/s: measured times may be CPU-bound"
+        )
     if not args.run:
         for strategy, _rounds, predicted, total in plans:
             out["runs"].append(_predicted_json(strategy, predicted, total))  # type: ignore[attr-defined]
@@ -417,7 +465,7 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
     run_args = argparse.Namespace(
         topology=args.topology,
         sites=args.sites,
-        rate=args.emulated_rate,
+        rate=params.wire_bps / 1e6,
         loss=args.loss,
         workers_per_site=None,
         run_dir=args.run_dir,
