@@ -134,8 +134,12 @@ class TxRing:
             sock.fileno(), block_size * blocks, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE
         )
         self.words = memoryview(self.mm).cast("I")
+        self.halves = memoryview(self.mm).cast("H")
         self.slot_at = [i * frame_size for i in range(self.frames)]
         self._head = TX_HEAD_VNET.pack_into if vnet else TX_HEAD.pack_into
+        if vnet:  # every field of each slot's virtio_net_hdr stays 0 but hdr_len (see put)
+            for off in self.slot_at:
+                TX_HEAD_VNET.pack_into(self.mm, off, TP_STATUS_AVAILABLE, 0, 0, 0, 0, 0, 0, 0, 0)
         self.slot = 0
         self.pending = 0
 
@@ -157,13 +161,19 @@ class TxRing:
             if words[off >> 2] != TP_STATUS_AVAILABLE:
                 return False
         start = off + self.data_off
-        mm = self.mm
-        mm[start : start + n] = frame
+        self.mm[start : start + n] = frame
+        w = off >> 2
         if self.vnet:
+            # hdr_len is the only field of the virtio_net_hdr that changes: three word stores and
+            # one half-word store cost less than one struct call with eleven arguments
             m = n + VNET_HDR_LEN
-            self._head(mm, off, TP_STATUS_SEND_REQUEST, m, m, 0, 0, n, 0, 0, 0)
+            self.halves[(off + TX_DATA_OFFSET + 2) >> 1] = n
+            words[w + 1] = m
+            words[w + 2] = m
         else:
-            self._head(mm, off, TP_STATUS_SEND_REQUEST, n, n)
+            words[w + 1] = n
+            words[w + 2] = n
+        words[w] = TP_STATUS_SEND_REQUEST
         self.pending += 1
         slot = self.slot + 1
         self.slot = 0 if slot == self.frames else slot
@@ -177,4 +187,5 @@ class TxRing:
 
     def close(self) -> None:
         self.words.release()
+        self.halves.release()
         self.mm.close()
