@@ -19,6 +19,7 @@ from controller.p4rt import P4InfoIndex
 from edge import formats
 from edge.protocol import INC_LANES
 from edge.runner import expected_sum, worker_data
+from topo import bounds
 from topo.session import RunningWan
 
 START_DELAY_S = 3.0  # time for every worker process to start before the common start time
@@ -53,6 +54,7 @@ class AlgoResult:
     bound: float = 0.0
     errors: list[str] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)
+    bound_s: float = 0.0  # the algorithm's lower bound on this WAN (topo.bounds)
 
     @property
     def goodput(self) -> float:
@@ -65,6 +67,9 @@ class AlgoResult:
             "exact": self.exact,
             "max_abs_error": self.max_abs_error,
         }
+        if self.bound_s:
+            out["bound_s"] = round(self.bound_s, 4)
+            out["times_bound"] = round(self.seconds / self.bound_s, 2)
         if self.bound:
             out["error_bound"] = self.bound
         if self.stats:
@@ -193,14 +198,17 @@ def run_inc(
         reports = _launch_multi(
             running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
         )
+        bound = bounds.inc_bound_s(
+            running.network.wan, [p.trees[0][0] for p in plans], spec.elements, spec.mode, len(plans)
+        )
         results = []
         for plan in plans:
             t = plan.tenant
             ranks, outs = per_tenant[t]
             mine = [r for key, r in reports.items() if key.endswith(f"#{t}")]
-            results.append(
-                _check(f"inc-t{t}", spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=True)
-            )
+            res = _check(f"inc-t{t}", spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=True)
+            res.bound_s = bound
+            results.append(res)
         return results
     finally:
         for plan in plans:
@@ -285,7 +293,7 @@ def run_baseline(
         }
     progress(f"{algo} allreduce: {len(hosts)} workers, {spec.elements} {spec.mode} each")
     reports = _launch_multi(running, specs, 900)
-    return _check(
+    res = _check(
         algo,
         spec,
         spec.seed + 1,
@@ -295,3 +303,6 @@ def run_baseline(
         len(hosts),
         quantised=False,
     )
+    bound_of = bounds.ring_bound_s if algo == "ring" else bounds.ps_bound_s
+    res.bound_s = bound_of(running.network.wan, fabric, hosts, 4 * spec.elements)
+    return res

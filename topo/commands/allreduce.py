@@ -85,6 +85,8 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         summary[base.name] = base.summary()
         inc_goodput = sum(r.goodput for r in inc)
         summary["ratio"] = round(inc_goodput / base.goodput, 3) if base.goodput else None
+        # what the ratio would be if both ran at their lower bounds (topo/bounds.py)
+        summary["bound_ratio"] = round(base.bound_s / inc[0].bound_s, 3) if inc[0].bound_s else None
     if args.json:
         print(json.dumps(summary))
     else:
