@@ -9,11 +9,12 @@ next round. Repair requests are served for every round the site has sent, for as
 lives (it lingers after its last round while members still ask).
 
 Start agreement (A4, docs/edge-inc.md): a member that holds its vector for round t sends READY(t, its
-ready time) to the clique's other members and repeats it until each of them has shown that it has it
-(their own READY lists whom they have heard, and any data of round t proves it). Every member then
-starts at max(ready times) + `agree_s`, the clique's largest one-way delay plus a margin, on the
-shared clock: all members start at the same instant, as the model assumes, at the price of one
-one-way delay per round, which the emulated prediction adds.
+ready time, whom it has heard) to the clique's other members. Until it knows every member's ready time
+it re-sends after a round trip (backing off), and it answers a READY that does not list it. Every
+member then starts at max(ready times) + `agree_s`: the clique's largest one-way delay, one packet's
+serialisation and a margin, on the shared clock, so all members start at the same instant, as the
+model assumes, at the price of that delay per round, which the emulated prediction adds. A READY is
+a whole packet on a slow emulated link, so it is never repeated faster than a round trip.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from edge import edge_wire as w
 from edge.clique_sender import MULTICAST, StreamSender
 from edge.stage import Deliver, EdgeStage, Nack, RoundPlan, StageStalled
 
-READY_REPEAT_S = 0.03
 SOCKET_BUFFER = 8 << 20
 
 
@@ -45,6 +45,7 @@ class SiteRound:
     agree_s: float  # start = max(ready times) + agree_s
     rtt_s: dict[int, float]  # round-trip time to each other member
     idle_s: float
+    frame_s: float = 0.0  # one packet's serialisation on the links (READY repeats wait for it too)
 
 
 @dataclass
@@ -75,6 +76,7 @@ class SiteSpec:
                 r["agree_s"],
                 {int(k): v for k, v in r["rtt_s"].items()},
                 r["idle_s"],
+                r.get("frame_s", 0.0),
             )
             for r in d["rounds"]
         ]
@@ -90,6 +92,8 @@ class _Agreement:
     ready_us: dict[int, int] = field(default_factory=dict)
     acked_by: set[int] = field(default_factory=set)  # members known to have our READY
     next_send: float = 0.0
+    tries: int = 0
+    answered: dict[int, float] = field(default_factory=dict)  # member -> no new answer before
 
     def start_s(self, agree_s: float) -> float | None:
         if len(self.ready_us) < len(self.members):
@@ -293,6 +297,8 @@ class Site:
             me = self.spec.site
             if int(p.lanes[2 + me // 32]) & (1 << (me % 32)):
                 ag.acked_by.add(p.sender)
+            else:
+                self._answer_ready(p.sender, p.round, now)
         else:
             self._on_data(p, now)
 
@@ -306,22 +312,49 @@ class Site:
         else:
             self.stage.stats.foreign += 1
 
-    def _send_ready(self, now: float) -> None:
-        r = self.current
-        if r is None or self.index == 0:
-            return
-        ag = self.agreements[r.round]
-        others = [m for m in r.members if m != self.spec.site and m not in ag.acked_by]
-        if not others or now < ag.next_send:
-            return
+    def _ready_packet(self, r: SiteRound, ag: _Agreement) -> w.EdgePacket:
         p = w.ready_packet(
             self.spec.site, self.spec.tenant, r.round, self.spec.epoch, ag.ready_us[self.spec.site]
         )
         for m in ag.ready_us:  # whom we have heard: bit m of lanes[2:10]
             p.lanes[2 + m // 32] |= np.uint32(1 << (m % 32))
+        return p
+
+    def _ready_rto(self, r: SiteRound, tries: int) -> float:
+        """A READY's round trip on the clique's slowest path, both packets serialised, plus a margin."""
+        return (max(r.rtt_s.values(), default=0.0) + 2 * r.frame_s + 0.02) * 2 ** min(tries, 5)
+
+    def _send_ready(self, now: float) -> None:
+        """Until this site knows the clique's start, (re)send READY to the members it has not heard from
+        or that have not shown they heard it; after that only answer READYs that lack ours. A READY is a
+        whole packet on the members' links, so it is never repeated faster than a round trip."""
+        r = self.current
+        if r is None or self.index == 0:
+            return
+        ag = self.agreements[r.round]
+        if ag.start_s(r.agree_s) is not None or now < ag.next_send:
+            return
+        others = [
+            m for m in r.members if m != self.spec.site and (m not in ag.ready_us or m not in ag.acked_by)
+        ]
+        if not others:
+            return
+        p = self._ready_packet(r, ag)
         for m in others:
             self._send(self.ctl, p, (self.spec.peers[m], w.EDGE_REPAIR_PORT))
-        ag.next_send = now + READY_REPEAT_S
+        ag.next_send = now + self._ready_rto(r, ag.tries)
+        ag.tries += 1
+
+    def _answer_ready(self, sender: int, rnd: int, now: float) -> None:
+        """A member's READY did not list us: it lacks our ready time; send ours (once per round trip)."""
+        r = next((x for x in self.spec.rounds if x.round == rnd), None)
+        ag = self.agreements.get(rnd)
+        if r is None or ag is None or self.spec.site not in ag.ready_us:
+            return
+        if now < ag.answered.get(sender, 0.0):
+            return
+        ag.answered[sender] = now + self._ready_rto(r, 0)
+        self._send(self.ctl, self._ready_packet(r, ag), (self.spec.peers[sender], w.EDGE_REPAIR_PORT))
 
     # --- the loop -------------------------------------------------------------------------------------
 

@@ -212,6 +212,7 @@ def _launch(
                         if m != site
                     },
                     "idle_s": max(6 * clique.gap_s, 0.1),
+                    "frame_s": params.frame_s,
                 }
             )
         workers = [h for h in sw.hosts if h.role == "worker"]
