@@ -726,6 +726,7 @@ class Entry(Node):
     is_const: bool = False
     annotations: list[Annotation] = field(default_factory=list)
     priority_value: int | None = field(default=None, kw_only=True)
+    priority_is_annotation: bool = field(default=False, kw_only=True)  # from @priority(N)
 
 
 @dataclass(eq=False)

@@ -443,6 +443,7 @@ class DeclsMixin(CheckerState):
                     pa = ast.find_annotation(entry.annotations, "priority")
                     if pa is not None and pa.args:
                         entry.priority_value = self.const_int(pa.args[0], scope, "an entry priority")
+                        entry.priority_is_annotation = True
         for prop in d.properties:
             if prop.name in ("key", "actions", "default_action", "entries"):
                 continue
