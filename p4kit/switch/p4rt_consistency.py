@@ -14,7 +14,7 @@ from p4.config.v1 import p4info_pb2
 
 from p4kit.switch.errors import PipelineLoadError
 from p4kit.switch.p4rt_codec import invalid
-from p4kit.switch.program import Program, TableInfo, load_program
+from p4kit.switch.program import MAX_FIELD_WIDTH, Program, TableInfo, load_program
 
 _KINDS = {
     p4info_pb2.MatchField.EXACT: "exact",
@@ -76,6 +76,67 @@ def _check_actions(p4info: p4info_pb2.P4Info, prog: Program) -> None:
                 )
 
 
+def _check_references(p4info: p4info_pb2.P4Info) -> None:
+    """The P4Info on its own: unique ids, and every id a table refers to names an object."""
+    seen: dict[int, str] = {}
+    groups = [
+        p4info.tables, p4info.actions, p4info.action_profiles, p4info.counters, p4info.direct_counters,
+        p4info.meters, p4info.direct_meters, p4info.registers, p4info.digests,
+        p4info.controller_packet_metadata, p4info.value_sets,
+    ]  # fmt: skip
+    for objs in groups:
+        for o in objs:
+            pid, name = o.preamble.id, o.preamble.name
+            if pid == 0 or pid in seen:
+                raise invalid(
+                    f"P4Info: {name!r} has id {pid:#x}, " + ("0" if pid == 0 else f"also {seen[pid]!r}'s")
+                )
+            seen[pid] = name
+    actions = {a.preamble.id for a in p4info.actions}
+    profiles = {a.preamble.id for a in p4info.action_profiles}
+    direct = {o.preamble.id for o in [*p4info.direct_counters, *p4info.direct_meters]}
+    for t in p4info.tables:
+        name = t.preamble.name
+        refs = {r.id for r in t.action_refs}
+        for aid in refs - actions:
+            raise invalid(f"P4Info table {name!r} lists action id {aid:#x}, which the P4Info does not define")
+        if t.const_default_action_id and t.const_default_action_id not in refs:
+            raise invalid(f"P4Info table {name!r}: its const default action is not one of its actions")
+        if t.implementation_id and t.implementation_id not in profiles:
+            raise invalid(
+                f"P4Info table {name!r}: implementation id {t.implementation_id:#x} is not an action profile"
+            )
+        for rid in t.direct_resource_ids:
+            if rid not in direct:
+                raise invalid(
+                    f"P4Info table {name!r}: direct resource id {rid:#x} is not a direct counter or meter"
+                )
+        for mf in t.match_fields:
+            if mf.match_type == p4info_pb2.MatchField.UNSPECIFIED and not mf.other_match_type:
+                raise invalid(f"P4Info table {name!r} match field {mf.name!r} has no match type")
+    for h in p4info.controller_packet_metadata:
+        for m in h.metadata:
+            if not 0 < m.bitwidth <= MAX_FIELD_WIDTH:
+                raise invalid(
+                    f"P4Info packet metadata {h.preamble.name}.{m.name}: width {m.bitwidth} out of range"
+                )
+
+
+def _check_sizes(p4info: p4info_pb2.P4Info, prog: Program) -> None:
+    pairs = [
+        ("counter", p4info.counters, prog.counters),
+        ("meter", p4info.meters, prog.meters),
+        ("register", p4info.registers, prog.registers),
+    ]
+    for kind, objs, present in pairs:
+        for o in objs:
+            j = present.get(o.preamble.name)
+            if j is not None and o.size != j.size:
+                raise _mismatch(
+                    f"{kind} {o.preamble.name!r} has {o.size} cells in P4Info, {j.size} in the JSON"
+                )
+
+
 def check_consistency(p4info: p4info_pb2.P4Info, doc: dict) -> Program:
     """Raise P4RTError(INVALID_ARGUMENT) when `doc` is not a BMv2 JSON program or `p4info` does not
     describe it; return the indexed program otherwise."""
@@ -83,6 +144,7 @@ def check_consistency(p4info: p4info_pb2.P4Info, doc: dict) -> Program:
         prog = load_program(doc)
     except PipelineLoadError as e:
         raise invalid(f"BMv2 JSON rejected: {e}") from None
+    _check_references(p4info)
     for t in p4info.tables:
         jt = prog.tables.get(t.preamble.name)
         if jt is None:
@@ -104,6 +166,7 @@ def check_consistency(p4info: p4info_pb2.P4Info, doc: dict) -> Program:
         missing = [n for n in names if n not in present]
         if missing:
             raise _mismatch(f"P4Info {kind} {missing[0]!r} is not in the BMv2 JSON")
+    _check_sizes(p4info, prog)
     for r in p4info.registers:
         spec = r.type_spec.bitstring
         width = spec.bit.bitwidth or spec.int.bitwidth

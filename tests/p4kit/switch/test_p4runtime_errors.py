@@ -178,3 +178,44 @@ def test_write_reports_one_status_per_update_in_the_details(client) -> None:
     assert status.code == code_pb2.UNKNOWN and len(status.details) == len(updates)
     assert status.details[0].type_url.endswith("p4.v1.Error")
     assert lpm_count(client) == 2  # the good ones are kept
+
+
+def _table(info, table_id=LPM):
+    return next(t for t in info.tables if t.preamble.id == table_id)
+
+
+def _bad_p4infos():
+    i = p4info()
+    _table(i).action_refs.add(id=0x01999999)
+    yield "action id", i
+    i = p4info()
+    _table(i).const_default_action_id = 0x01999999
+    yield "const default action", i
+    i = p4info()
+    _table(i).implementation_id = 0x11999999
+    yield "not an action profile", i
+    i = p4info()
+    _table(i).direct_resource_ids.append(0x13999999)
+    yield "direct resource", i
+    i = p4info()
+    i.actions.add().CopyFrom(i.actions[0])
+    yield "also", i
+    i = p4info()
+    _table(i).match_fields[0].match_type = 0
+    yield "no match type", i
+    i = p4info()
+    i.controller_packet_metadata[0].metadata[0].bitwidth = 2**31 - 1
+    yield "out of range", i
+    i = p4info()
+    i.registers[0].size = 1 << 20
+    yield "cells", i
+
+
+@pytest.mark.parametrize(
+    ("needle", "info"), list(_bad_p4infos()), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_a_p4info_that_contradicts_itself_or_the_json_is_refused(client, needle, info) -> None:
+    err = rejected(client, bmv2_json(), info)
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert needle in err.details()
+    assert lpm_count(client) == 0  # the committed pipeline is still there (and still empty)
