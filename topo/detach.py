@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -166,17 +167,47 @@ def start_controller(state: dict, state_file: Path) -> int:
     return proc.pid
 
 
+@contextlib.contextmanager
+def controller_lock(path: Path) -> Iterator[None]:
+    """One restart of the controller at a time (`controller restart` and the keeper's watch)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with (path.parent / (path.name + ".lock")).open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def restart_controller(path: Path) -> dict:
-    state = read_state(path)
-    old = state["controller"].get("pid")
-    if not terminate(old):
-        raise DetachError(f"the controller (pid {old}) does not stop")
-    state["controller"]["pid"] = None
-    write_state(path, state)
-    state["controller"]["pid"] = start_controller(state, path)
-    state["controller"]["restarts"] = int(state["controller"].get("restarts", 0)) + 1
-    write_state(path, state)
+    with controller_lock(path):
+        state = read_state(path)
+        if not controller_of(state):
+            raise DetachError("this run has no controller (it was started with --no-controller)")
+        old = state["controller"].get("pid")
+        if not terminate(old):
+            raise DetachError(f"the controller (pid {old}) does not stop")
+        state["controller"]["pid"] = None
+        write_state(path, state)
+        state["controller"]["pid"] = start_controller(state, path)
+        state["controller"]["restarts"] = int(state["controller"].get("restarts", 0)) + 1
+        write_state(path, state)
     return state
+
+
+def revive_controller(path: Path) -> int | None:
+    """Start the controller again if it died (kill -9, a crash); returns its new pid, or None when it
+    is alive or none is configured. It reconciles from its database on start: nothing is lost."""
+    with controller_lock(path):
+        state = read_state(path)
+        pid = controller_of(state).get("pid")
+        if not pid or alive(pid) or state.get("stopping"):
+            return None
+        log(f"the controller (pid {pid}) died: starting it again")
+        state["controller"]["pid"] = start_controller(state, path)
+        state["controller"]["restarts"] = int(state["controller"].get("restarts", 0)) + 1
+        write_state(path, state)
+        return int(state["controller"]["pid"])
 
 
 # --- run --detach: the parent ------------------------------------------------------------------------
@@ -201,6 +232,16 @@ def _launch(args: argparse.Namespace) -> int:
             raise DetachError(
                 f"a WAN is already running (pid {old['pid']}, state {path}): 'tributary stop' first"
             )
+        # the last run's keeper died without `stop`: end its controller, remove what its run recorded
+        terminate(controller_of(old).get("pid"))
+        if old.get("pid"):
+            from topo import cleanup
+
+            left = cleanup.clean(verbose=False, owner=int(old["pid"]))
+            if left.processes or left.interfaces:
+                log(
+                    f"removed what the last run left: {len(left.processes)} process(es), {len(left.interfaces)} interface(s)"
+                )
         path.unlink()
     run_dir = (args.run_dir or new_run_dir(label="run")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -234,12 +275,16 @@ def _launch(args: argparse.Namespace) -> int:
     )
 
 
+def controller_of(state: dict) -> dict:
+    """The state's controller part ({} for a run with --no-controller)."""
+    return state.get("controller") or {}
+
+
 def _print_ready(state: dict, path: Path) -> None:
-    ctl = state["controller"]
+    ctl = controller_of(state)
     sites = [s["name"] for s in state["topology"]["switches"]]
-    print(
-        f"WAN up: {len(sites)} sites ({', '.join(sites)}), controller at {ctl['url']} (OpenAPI: {ctl['url']}/docs)"
-    )
+    where = f"controller at {ctl['url']} (OpenAPI: {ctl['url']}/docs)" if ctl else "no controller"
+    print(f"WAN up: {len(sites)} sites ({', '.join(sites)}), {where}")
     print(f"admin token: {state['admin_token_file']} (e.g. TOKEN=$(sudo cat {state['admin_token_file']}))")
     print(f"state: {path}   logs: {state['run_dir']}")
     print("stop everything with: sudo tributary stop")
@@ -308,10 +353,12 @@ def controller_state(args: argparse.Namespace, run_dir: Path) -> dict:
     }
 
 
-def run_controller(running: object, args: argparse.Namespace, path: Path, detached: bool) -> dict:
-    """Write the state file and start the controller for a WAN that is up; returns the state."""
+def run_state(
+    running: object, args: argparse.Namespace, path: Path, detached: bool, controller: bool
+) -> dict:
+    """The state file's content for a WAN that is up (not yet written, not yet ready)."""
     run_dir = running.run_dir.resolve()  # type: ignore[attr-defined]
-    state = {
+    return {
         "version": 1,
         "pid": os.getpid(),
         "detached": detached,
@@ -319,7 +366,7 @@ def run_controller(running: object, args: argparse.Namespace, path: Path, detach
         "admin_token_file": str(
             admin_token_file(path, _admin_token(args), reuse=keeper_state_path() is not None)
         ),
-        "controller": controller_state(args, run_dir),
+        "controller": controller_state(args, run_dir) if controller else None,
         "pipeline": {
             "p4info": str(run_dir / "build" / "inc.p4info.txtpb"),
             "device_config": str(run_dir / "build" / "inc.json"),
@@ -328,6 +375,11 @@ def run_controller(running: object, args: argparse.Namespace, path: Path, detach
         "hosts": host_pids(running),
         "ready": False,
     }
+
+
+def run_controller(running: object, args: argparse.Namespace, path: Path, detached: bool) -> dict:
+    """Write the state file and start the controller for a WAN that is up; returns the state."""
+    state = run_state(running, args, path, detached, controller=True)
     write_state(path, state)
     state["controller"]["pid"] = start_controller(state, path)
     state["ready"] = True
@@ -339,7 +391,7 @@ def run_controller(running: object, args: argparse.Namespace, path: Path, detach
 def stop_controller(path: Path) -> None:
     """Stop whichever controller the state file names now (it may have been restarted)."""
     with contextlib.suppress(DetachError):
-        terminate(read_state(path)["controller"].get("pid"))
+        terminate(controller_of(read_state(path)).get("pid"))
 
 
 def _signal_and_wait(pid: int, timeout: float) -> bool:
@@ -356,8 +408,11 @@ def stop_all(path: Path, timeout: float = 90.0) -> list[str]:
     from topo import cleanup
 
     done: list[str] = []
-    state = read_state(path)
-    ctl = state.get("controller", {}).get("pid")
+    with controller_lock(path):  # from now on the keeper does not start a controller that is gone
+        state = read_state(path)
+        state["stopping"] = True
+        write_state(path, state)
+    ctl = controller_of(state).get("pid")
     if terminate(ctl):
         done.append(f"controller (pid {ctl}) stopped")
     keeper = state.get("pid")
@@ -388,10 +443,22 @@ def keeper_state_path() -> Path | None:
 @contextlib.contextmanager
 def controller_for(running: object, args: argparse.Namespace) -> Iterator[dict | None]:
     """The controller service for the WAN's lifetime (none with --no-controller); state file removed after."""
-    if getattr(args, "no_controller", False):
-        yield None
-        return
     keeper = keeper_state_path()
+    if getattr(args, "no_controller", False):
+        if keeper is None:
+            yield None
+            return
+        # `run --detach --no-controller`: the state file still tells `stop` and the others about the WAN
+        state = run_state(running, args, keeper, detached=True, controller=False)
+        state["ready"] = True
+        write_state(keeper, state)
+        try:
+            yield None
+        finally:
+            with contextlib.suppress(OSError, DetachError):
+                if read_state(keeper).get("pid") == os.getpid():
+                    keeper.unlink()
+        return
     path = keeper or state_path(getattr(args, "state", None))
     try:
         try:
@@ -430,4 +497,6 @@ def keeper_argv(args: argparse.Namespace, run_dir: Path) -> list[str]:
         out.append("--pcap")
     if getattr(args, "trace", False):
         out.append("--trace")
+    if getattr(args, "no_controller", False):
+        out.append("--no-controller")
     return out

@@ -1,15 +1,17 @@
-"""The WAN keeper's watch over its switches: a switch process that dies (a crash, kill -9) is started
-again on the same ports and interfaces, within a second or two.
+"""The WAN keeper's watch over its switches and its controller: a switch process that dies (a crash,
+kill -9) is started again on the same ports and interfaces, within a second or two; so is a controller
+that dies (it reconciles from its database on start, so tenants, jobs and entries are kept).
 
-Who then gives it its state back: the controller, when one runs (it notices the fresh switch, pushes the
-pipeline, the routes and every job's entries, cells zeroed; its jobs read `degraded` until then). With
---no-controller the keeper pushes the pipeline and the routes itself.
+Who gives a restarted switch its state back: the controller, when one runs (it notices the fresh switch,
+pushes the pipeline, the routes and every job's entries, cells zeroed; its jobs read `degraded` until
+then). With --no-controller the keeper pushes the pipeline and the routes itself.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from controller.p4rt import P4InfoIndex, P4RuntimeError, SwitchConnection
 from controller.provision import Pipeline, route_entities
@@ -56,8 +58,21 @@ def restart_dead_switches(running: object, provision: bool) -> list[str]:
     return restarted
 
 
-def keep_running(running: object, provision: bool, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Until SIGTERM/SIGINT (running_wan turns SIGTERM into KeyboardInterrupt): restart dead switches."""
+def keep_running(
+    running: object,
+    provision: bool,
+    state_path: Path | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Until SIGTERM/SIGINT (running_wan turns SIGTERM into KeyboardInterrupt): restart dead switches,
+    and the controller of `state_path` should it die."""
+    from topo import detach
+
     while True:
         sleep(CHECK_INTERVAL_S)
         restart_dead_switches(running, provision)
+        if state_path is not None:
+            try:
+                detach.revive_controller(state_path)
+            except detach.DetachError as exc:
+                log(f"the controller could not be restarted: {exc} (trying again)")

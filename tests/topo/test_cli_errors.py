@@ -36,3 +36,26 @@ def test_run_without_root_says_to_use_sudo(monkeypatch, capsys) -> None:  # type
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert cli.main(["run", "--batch"]) == 1
     assert "sudo" in capsys.readouterr().err
+
+
+def test_clean_with_nothing_recorded_touches_nothing(tmp_path: Path) -> None:
+    from tests.topo.conftest import needs_root
+
+    needs_root()
+    env = {**os.environ, "TRIBUTARY_LEDGER": str(tmp_path / "owned")}
+    res = subprocess.run([TRIBUTARY, "clean"], capture_output=True, text=True, env=env)
+    assert res.returncode == 0 and "removed 0 processes and 0 interfaces" in res.stdout, res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_stop_and_status_without_a_run_are_clear(tmp_path: Path) -> None:
+    from tests.topo.conftest import needs_root
+
+    needs_root()
+    state = str(tmp_path / "state.json")
+    res = subprocess.run([TRIBUTARY, "stop", "--state", state], capture_output=True, text=True)
+    assert res.returncode == 0 and "nothing running" in res.stdout
+    res = subprocess.run(
+        [TRIBUTARY, "controller", "status", "--state", state], capture_output=True, text=True
+    )
+    assert res.returncode == 1 and "nothing is running" in res.stderr and "Traceback" not in res.stderr

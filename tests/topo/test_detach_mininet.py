@@ -148,6 +148,34 @@ def test_a_killed_switch_is_restarted_and_its_job_repaired(wan: dict) -> None:
         assert admin.delete("/tenants/phoenix").status_code == 200
 
 
+def test_a_killed_controller_is_restarted_with_its_jobs(wan: dict) -> None:
+    with client(wan["url"], ADMIN_TOKEN) as admin:
+        token = admin.post("/tenants", json={"name": "survivor"}).json()["token"]
+        t = client(wan["url"], token)
+        job = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1"], "slots": 8}).json()
+        before = {s["name"]: s["by_table"] for s in admin.get("/switches").json()}
+        old = json.loads(wan["state"].read_text())["controller"]["pid"]
+        os.kill(old, signal.SIGKILL)
+        deadline = time.monotonic() + 90
+        new = old
+        while time.monotonic() < deadline:
+            new = json.loads(wan["state"].read_text())["controller"]["pid"]
+            if new and new != old:
+                try:
+                    if t.get("/health").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.3)
+        assert new != old and ledger.start_time(new) is not None, "the keeper did not restart the controller"
+        again = t.get(f"/jobs/{job['id']}", params={"counters": "false"}).json()
+        assert again["state"] == "active" and again["epoch"] == job["epoch"], again
+        assert {s["name"]: s["by_table"] for s in admin.get("/switches").json()} == before
+        assert t.delete(f"/jobs/{job['id']}").status_code == 200
+        assert admin.delete("/tenants/survivor").status_code == 200
+    wan["doc"] = json.loads(wan["state"].read_text())  # the later tests check the current controller
+
+
 def test_a_new_users_session(wan: dict, tmp_path: Path) -> None:
     admin_token = Path(wan["doc"]["admin_token_file"]).read_text().strip()
     assert admin_token not in (Path(wan["doc"]["run_dir"]) / "controller.log").read_text()

@@ -33,7 +33,8 @@ def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--db",
         type=Path,
-        help="the controller's SQLite database (default: controller.db in the run directory)",
+        help="the controller's SQLite database (default: /var/lib/tributary/controller.db, or "
+        "$TRIBUTARY_DATA_DIR/controller.db; it outlives the run, so tenants and jobs are kept)",
     )
     g.add_argument(
         "--state",
@@ -67,8 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stop = subparsers.add_parser(
         "stop",
         help="stop what 'tributary run --detach' started: controller, switches, Mininet",
-        description="Stop the controller and the background WAN of 'tributary run --detach', then remove "
-        "whatever a crashed run left (processes, interfaces). Needs root.",
+        description="Stop the controller and the background WAN of 'tributary run --detach'. Should the WAN "
+        "keeper be dead or not stop, remove what its run recorded as its own (processes, interfaces), and "
+        "nothing else. The controller's database stays. Needs root.",
     )
     _state_arg(stop)
     stop.set_defaults(func=cmd_stop)
@@ -193,10 +195,19 @@ def cmd_controller_status(args: argparse.Namespace) -> int:
     except detach.DetachError as exc:
         print(str(exc), file=sys.stderr)
         return 1
-    ctl = state["controller"]
+    ctl = detach.controller_of(state)
+    keeper = f"WAN keeper: {'up' if detach.alive(state.get('pid')) else 'DOWN'} (pid {state.get('pid')})"
+    if not ctl:
+        print("controller: none (the run was started with --no-controller)")
+        print(keeper)
+        return 1
     up = detach.alive(ctl.get("pid"))
-    print(f"controller: {'up' if up else 'DOWN'} (pid {ctl.get('pid')}) at {ctl['url']}, db {ctl['db']}")
-    print(f"WAN keeper: {'up' if detach.alive(state.get('pid')) else 'DOWN'} (pid {state.get('pid')})")
+    restarts = int(ctl.get("restarts", 0))
+    print(
+        f"controller: {'up' if up else 'DOWN'} (pid {ctl.get('pid')}) at {ctl['url']}, db {ctl['db']}, "
+        f"restarted {restarts} time(s)"
+    )
+    print(keeper)
     return 0 if up else 1
 
 
@@ -209,7 +220,7 @@ def _url(args: argparse.Namespace) -> str:
     from topo import detach
 
     try:
-        return detach.read_state(detach.state_path(args.state))["controller"]["url"]
+        return detach.controller_of(detach.read_state(detach.state_path(args.state)))["url"]
     except (detach.DetachError, KeyError):
         return "http://127.0.0.1:8080"
 

@@ -176,7 +176,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             from topo.keeper import keep_running
 
             # the background WAN of `run --detach`, until `tributary stop`: dead switches come back
-            keep_running(running, provision=ctl is None)
+            keep_running(
+                running, provision=ctl is None, state_path=detach.keeper_state_path() if ctl else None
+            )
         print_sites(running, console)
         rows = measure(running, count=5)
         print_rtts(rows, console)
