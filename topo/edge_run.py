@@ -10,6 +10,7 @@ The prediction is controller.schedule.emulated's, for the run's own rate, memory
 from __future__ import annotations
 
 import json
+import math
 import random
 import sys
 import time
@@ -49,7 +50,7 @@ class EdgeRunResult:
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
             "strategy": self.strategy,
-            "predicted_s": round(self.predicted_s, 4),
+            "predicted_s": round(self.predicted_s, 4) if math.isfinite(self.predicted_s) else None,
             "measured_s": None if self.measured_s is None else round(self.measured_s, 4),
             "exact": self.exact,
             "exact_average": self.exact_average,
@@ -62,6 +63,11 @@ class EdgeRunResult:
         if self.errors:
             out["errors"] = self.errors
         return out
+
+
+def _num(x: float) -> float | None:
+    """A time for JSON: rounded, and None for the model's 'never' (no rate)."""
+    return round(x, 4) if math.isfinite(x) else None
 
 
 def site_vectors(names: Sequence[str], chunks: int, seed: int) -> dict[str, np.ndarray]:
@@ -128,7 +134,8 @@ def run_schedule(
         time.sleep(max(0.0, start_at - 0.2 - time.time()))
         idle_rate = (sum(_switch_cpu(running).values()) - idle0) / max(1e-3, time.monotonic() - t_idle0)
         cpu_before, t_run0 = _switch_cpu(running), time.monotonic()
-        budget = predicted_total * 4 + stall_timeout_s * 2 + START_DELAY_S + 30
+        expected = predicted_total if math.isfinite(predicted_total) else 60.0
+        budget = expected * 4 + stall_timeout_s * 2 + START_DELAY_S + 30
         reports = _wait(procs, budget)
         after = _counters(running, index)
         cpu_switches = sum(_switch_cpu(running).values()) - sum(cpu_before.values())
@@ -342,7 +349,7 @@ def _judge(
             rows = [site_rounds.get((m, rp.round)) for m in c.members]
             if any(x is None for x in rows):
                 cliques.append(
-                    {"members": list(c.members), "predicted_s": round(c.time_s, 4), "measured_s": None}
+                    {"members": list(c.members), "predicted_s": _num(c.time_s), "measured_s": None}
                 )
                 continue
             start = rows[0]["start"]  # type: ignore[index]
@@ -358,7 +365,7 @@ def _judge(
                     "members": list(c.members),
                     "rate_mbit": round(c.rate_Bps * 8 / 1e6, 4),
                     "limit": c.limit,
-                    "predicted_s": round(c.time_s, 4),
+                    "predicted_s": _num(c.time_s),
                     "measured_s": round(t, 4),
                     "peak_memory_bytes": cpeak,
                 }
@@ -367,7 +374,7 @@ def _judge(
         rounds_out.append(
             {
                 "round": rp.round,
-                "predicted_s": round(rp.time_s, 4),
+                "predicted_s": _num(rp.time_s),
                 "measured_s": round(max(measured), 4) if len(measured) == len(rp.cliques) else None,
                 "peak_memory_bytes": rpeak,
                 "cliques": cliques,

@@ -220,7 +220,9 @@ def predict(
                 CliquePrediction(
                     tuple(net.names[i] for i in ct.members),
                     ct.rate_Bps,
-                    params.chunk_bytes / ct.rate_Bps if ct.rate_Bps > 0 else math.inf,
+                    # with M = c the model has no rate; the run is still paced, one chunk per skew (the
+                    # one accumulator's cycle), and measured against an unbounded prediction
+                    params.chunk_bytes / ct.rate_Bps if ct.rate_Bps > 0 else max(ct.skew_s) + params.frame_s,
                     ct.limit,
                     start,
                     agree,
