@@ -11,6 +11,7 @@
 const bit<32> GUARD_SPOOFED_SOURCE = 0;  /* a host sent from an address that is not its own */
 const bit<32> GUARD_WORKER_PORT    = 1;  /* a routed packet addressed to a worker's result port */
 const bit<32> GUARD_BAD_CHECKSUM   = 2;  /* an IPv4 header whose checksum does not hold */
+const bit<32> GUARD_TRUNCATED      = 3;  /* an IPv4 packet shorter than its header says */
 
 /* Applied to every IPv4 packet before aggregation or routing. A host port carries only that host's own
    source address: the controller installs (port, host address/32) -> permit and (port, 0/0) -> deny for
@@ -89,6 +90,10 @@ control Forwarding(inout headers_t hdr, inout metadata_t meta,
             if (std_meta.checksum_error == 1) {
                 drop();
                 route_guard.count(GUARD_BAD_CHECKSUM);
+            } else if (std_meta.packet_length < 14 + (bit<32>) hdr.ipv4.total_len) {
+                /* cut short (a UDP header that did not fit, say): never routed on */
+                drop();
+                route_guard.count(GUARD_TRUNCATED);
             } else if (hdr.udp.isValid() && hdr.udp.dst_port > WORKER_PORT_BASE
                     && hdr.udp.dst_port <= WORKER_PORT_BASE + INC_MAX_TENANT) {
                 /* only the switches deliver to worker ports (Delivery, from an INC packet) */

@@ -238,6 +238,11 @@ def test_inc_packets_of_every_wrong_length_are_dropped_never_routed(tmp_path: Pa
     destination exists, so a routed packet would show up on port 4)."""
     whole = contribution(1, 0, lanes(1))
     lines = setup()
+    # 34 to 41 bytes: the IPv4 header is whole but the UDP header is cut short - not even parsed as UDP,
+    # dropped by forwarding as truncated
+    short = [whole[:n] for n in range(34, 42)]
+    lines += [packet(1, f) for f in short]
+    lines.append(f"check_counter TributaryIngress.forwarding.route_guard(3) packets == {len(short)}")
     lines.append(
         "add TributaryIngress.forwarding.ipv4_routes hdr.ipv4.dst_addr:0x0a0001fe/32 "
         "TributaryIngress.forwarding.route(port:4)"
