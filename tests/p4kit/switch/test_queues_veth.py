@@ -26,15 +26,16 @@ FIELDS = struct.Struct("!BBIIIIB")
 
 def sniff(
     ns: str, iface: str, n: int, timeout: float
-) -> tuple[subprocess.Popen, list[bytes], threading.Thread]:
+) -> tuple[subprocess.Popen, list[bytes], threading.Thread, list[float]]:
+    """Frames arriving on `iface` in `ns`, and their arrival times (CLOCK_MONOTONIC, system-wide)."""
     code = (
-        "import socket\n"
+        "import socket, time\n"
         f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3)); s.bind(({iface!r},0))\n"
         f"s.settimeout({timeout}); print('ready', flush=True); n=0\n"
         "try:\n"
         f"    while n < {n}:\n"
         "        d,a=s.recvfrom(65536)\n"
-        "        if a[2]!=4: print(d.hex(), flush=True); n+=1\n"
+        "        if a[2]!=4: print(time.monotonic(), d.hex(), flush=True); n+=1\n"
         "except socket.timeout: pass\n"
     )
     proc = subprocess.Popen(
@@ -42,14 +43,17 @@ def sniff(
     )
     assert proc.stdout.readline().strip() == "ready"
     frames: list[bytes] = []
+    times: list[float] = []
 
     def read() -> None:
         for line in proc.stdout:
-            frames.append(bytes.fromhex(line.strip()))
+            when, data = line.split()
+            times.append(float(when))
+            frames.append(bytes.fromhex(data))
 
     t = threading.Thread(target=read, daemon=True)
     t.start()
-    return proc, frames, t
+    return proc, frames, t, times
 
 
 @pytest.mark.root
@@ -84,7 +88,7 @@ def test_kernel_shaped_port_builds_a_visible_queue(tmp_path: Path) -> None:
             grpc_addr=f"127.0.0.1:{free_port()}",
         )
         running = start(opts)
-        proc, frames, reader = sniff(h2.ns, h2.iface, count, timeout=5)
+        proc, frames, reader, _ = sniff(h2.ns, h2.iface, count, timeout=5)
         try:
             probes = [FIELDS.pack(i, 0, 0, 0, 0, 0, 0) + bytes(6) for i in range(count)]
             send = (
@@ -137,3 +141,45 @@ def test_kernel_shaping_rates_are_read_from_tc() -> None:
         assert kernel_rate_bps(tbf) == 10_000_000
         assert kernel_rate_bps(plain) == 0.0
     assert kernel_rate_bps("p4kit-no-such-interface") == 0.0
+
+
+@pytest.mark.root
+def test_link_rate_paces_the_queue_without_counting_serialisation_twice(tmp_path: Path) -> None:
+    """With --link rate and a program that reads the queue fields, the queue leaves at the link's
+    rate and the link emulator serialises each packet once: a burst of 30 spreads over 30 frame times."""
+    if not have_root_net():
+        pytest.skip("needs root and iproute2")
+    from p4kit.switch.linkemu import LinkParams
+
+    doc = compile_file(PROBE).bmv2
+    (tmp_path / "probe.json").write_text(json.dumps(doc))
+    count, rate = 30, 200_000
+    probes = [FIELDS.pack(i, 0, 0, 0, 0, 0, 0) + bytes(6) for i in range(count)]
+    frame_s = len(probes[0]) * 8 / rate  # 1 ms
+    with hosts_net(2, subnet="10.85.0") as net:
+        h1, h2 = net.hosts
+        opts = SwitchOptions(
+            interfaces=net.ports(),
+            json_path=str(tmp_path / "probe.json"),
+            grpc_addr=f"127.0.0.1:{free_port()}",
+            links={2: LinkParams(rate_mbit=rate / 1e6)},
+        )
+        running = start(opts)
+        proc, frames, reader, times = sniff(h2.ns, h2.iface, count, timeout=5)
+        try:
+            send = (
+                "import socket\n"
+                f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); s.bind(({h1.iface!r},0))\n"
+                f"for h in {[p.hex() for p in probes]!r}: s.send(bytes.fromhex(h))\n"
+            )
+            sh(sys.executable, "-c", send, ns=h1.ns)
+            proc.wait(timeout=15)
+            reader.join(timeout=5)
+        finally:
+            proc.kill()
+            running.close()
+    got = [FIELDS.unpack_from(f) for f in frames]
+    assert [g[0] for g in got] == list(range(count))
+    assert max(g[3] for g in got) >= count // 3  # the burst waited in the switch's queue
+    span = times[-1] - times[0]
+    assert 0.9 * (count - 1) * frame_s <= span < 1.5 * (count - 1) * frame_s, span
