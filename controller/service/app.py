@@ -9,6 +9,7 @@ Every error, the framework's own included (unknown path, wrong method, a body ov
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Path, Request, Response
@@ -42,6 +43,8 @@ controller plans its reduction trees (per round for rotating schedules), allocat
 groups on every switch, and installs them over P4Runtime, all or nothing. Tenants have quotas (jobs,
 slots, rounds per job). Every error is `{"error": "..."}`. See docs/api.md.
 """
+
+log = logging.getLogger("tributary.controller")
 
 bearer = HTTPBearer(auto_error=False, description="a tenant's token, or the admin token")
 
@@ -107,6 +110,15 @@ def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         return JSONResponse({"error": _error_message(exc), "detail": detail}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        # a bug, not the caller's fault: said as such, in the same shape, with the details in the log
+        log.exception("unexpected error", exc_info=exc)
+        return JSONResponse(
+            {"error": f"internal error ({type(exc).__name__}); the controller's log has the details"},
+            status_code=500,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -30,6 +30,7 @@ from edge.spec import RoundSpec, WorkerSpec
 STRATEGIES = ("core-tree", "core-cliques", "ring-baseline")
 FORMATS = ("int32", "float32")
 ROUND_SPACE = 1 << 16  # the packet's round field
+PLAN_VERSION = 2
 
 
 @dataclass
@@ -121,6 +122,8 @@ class Plan:
     # the job's generation (controller.inc.jobs.new_epoch): new on creation and reset, kept when the
     # job is re-installed (reconcile, a restarted switch) or given a new schedule
     epoch: int = 0
+    # the stored form: 1 before protocol v2 (no epochs, no children's addresses), 2 since
+    version: int = PLAN_VERSION
 
     @property
     def period(self) -> int:
@@ -170,6 +173,9 @@ class Plan:
 
     @classmethod
     def from_json(cls, doc: dict) -> Plan:
+        """A stored plan; raises ValueError for a form newer than this controller knows."""
+        if int(doc.get("version", 1)) > PLAN_VERSION:
+            raise ValueError(f"plan version {doc['version']}: this controller knows up to {PLAN_VERSION}")
         srs = []
         for s in doc.get("switch_rounds", []):
             s = dict(s)
@@ -200,6 +206,7 @@ class Plan:
             workers,
             list(doc.get("ring", [])),
             int(doc.get("epoch", 0)),
+            int(doc.get("version", 1)),
         )
 
 

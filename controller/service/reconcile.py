@@ -70,7 +70,7 @@ class Reconciler:
                 )
             for job in st.store.jobs():
                 plan = Plan.from_json(job.plan)
-                if plan.switch_rounds and not plan.epoch:
+                if plan.switch_rounds and (plan.version < 2 or not plan.epoch):
                     # written before jobs had generations: its entries cannot be rebuilt; reconcile
                     # removes whatever of it a switch still holds
                     log.warning("job %d predates epochs (protocol v2): removing it", job.id)
