@@ -266,12 +266,12 @@ def parse_args(argv: list[str]) -> SwitchOptions:
         args.json, args.pcap = args.pcap, "."  # `--pcap prog.json`: the flag had no directory
     if args.log_console and args.log_file:
         raise UsageError("--log-console and --log-file are exclusive (as in BMv2)")
-    if args.pcap and not os.path.isdir(args.pcap):
-        raise UsageError(f"directory '{args.pcap}' given with --pcap does not exist")
+    notes = _notes(args)
+    if args.pcap and not os.path.isdir(args.pcap):  # BMv2 refuses; p4kit makes it (scripts rely on it)
+        notes.append(f"--pcap: directory '{args.pcap}' does not exist; it is created")
     if args.drop_port is not None and targs.drop_port is not None and args.drop_port != targs.drop_port:
         raise UsageError("--drop-port is given twice with different values")
     drop_port = targs.drop_port if targs.drop_port is not None else args.drop_port
-    notes = _notes(args)
     if args.no_p4 and args.json:
         notes.append(f"ignoring input config {args.json} as '--no-p4' was used")  # BMv2's warning
         args.json = None

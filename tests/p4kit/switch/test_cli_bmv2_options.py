@@ -92,7 +92,6 @@ def test_every_refusal_names_its_option() -> None:
         ["--", "--priority-queues", "0"],
         ["--", "--priority-queues", "9"],
         ["--log-console", "--log-file", "x.log"],  # exclusive in BMv2
-        ["--pcap", "/nonexistent-dir-for-p4kit"],
         ["--max-port-count", "1", "-i", "1@a", "-i", "2@b"],
         ["--", "--no-such-target-option"],
     ],
@@ -122,6 +121,11 @@ def test_options_of_replaced_services_are_accepted_with_a_note() -> None:
         assert what in text
     assert parse_args(["--no-p4", "prog.json"]).json_path is None  # BMv2: a warning, not an error
     assert "ignoring input config" in parse_args(["--no-p4", "prog.json"]).notes[0]
+
+
+def test_a_missing_pcap_directory_is_made_and_said(tmp_path) -> None:
+    opts = parse_args([*BASE, "--pcap", str(tmp_path / "new")])
+    assert any("is created" in n for n in opts.notes)
 
 
 def test_json_version_and_version_flags() -> None:
