@@ -41,6 +41,7 @@ class StreamSender:
     _queued: set[tuple[int, int]] = field(default_factory=set, init=False)
     sent: int = 0
     repaired: int = 0
+    _last_was_repair: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if self.lanes.ndim != 2 or self.lanes.shape[1] != LANES or self.lanes.shape[0] < 1:
@@ -79,12 +80,17 @@ class StreamSender:
             self._next_at = max(self._next_at, now)
             return out
         while self._next_at <= now and not self.idle:
-            if self._repairs:
+            # while the live stream runs, repairs take at most every other slot: a stage's requests
+            # never stall the stream the other stages are waiting for
+            repair_turn = self._repairs and (self.live_done or not self._last_was_repair)
+            if repair_turn:
                 dest, q = self._repairs.popleft()
                 self._queued.discard((dest, q))
                 out.append((dest, self._packet(q, F_RETRANSMIT)))
                 self.repaired += 1
+                self._last_was_repair = True
             else:
+                self._last_was_repair = False
                 q = min(self._next, self.lanes.shape[0] - 1)
                 out.append((MULTICAST, self._packet(q, 0)))
                 self._next += 1

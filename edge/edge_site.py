@@ -196,6 +196,10 @@ class Site:
             peer_rtt_s=tuple(r.rtt_s[p] for p in peers),
             idle_s=r.idle_s,
             stall_timeout_s=self.spec.stall_timeout_s,
+            # every member paces the same way from the same start: a stream is complete by then
+            peer_end_s=tuple(
+                send_at + self.vector.shape[0] * r.gap_s + r.rtt_s[p] / 2 + r.frame_s for p in peers
+            ),
         )
         self.result = np.zeros_like(self.vector)
         self.result_count = np.zeros(self.vector.shape[0], dtype=np.int64)

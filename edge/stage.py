@@ -59,6 +59,9 @@ class RoundPlan:
     rto_margin_s: float = 0.02
     max_rto_s: float = 4.0
     stall_timeout_s: float = 30.0
+    # when each peer's stream should be complete (absolute, the sender's pacing plus its delay): before
+    # that, a stream that is only slow (its sender busy with repairs) is not declared to have ended
+    peer_end_s: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.chunks < 1:
@@ -67,6 +70,8 @@ class RoundPlan:
             raise StageConfigError(f"peers {self.peers} must be distinct and exclude this site ({self.me})")
         if self.peer_rtt_s and len(self.peer_rtt_s) != len(self.peers):
             raise StageConfigError("peer_rtt_s needs one round-trip time per peer")
+        if self.peer_end_s and len(self.peer_end_s) != len(self.peers):
+            raise StageConfigError("peer_end_s needs one end time per peer")
         if self.kind not in (KIND_SUM, KIND_MAX):
             raise StageConfigError(f"unknown kind {self.kind}")
         if len(self.peers) > 62:
@@ -177,6 +182,7 @@ class EdgeStage:
         self._rto = [r * 1.5 + plan.rto_margin_s for r in rtts]
         # a stream is first expected within its one-way delay of the start
         self._heard = [now + r / 2 for r in rtts]
+        self._end = list(plan.peer_end_s) or [0.0] * k
         self._fetch: list[int] = []  # chunks with no accumulator that miss copies (a heap)
         self._fetch_set: set[int] = set()
         self._nacks: dict[int, set[int]] = {}
@@ -260,7 +266,7 @@ class EdgeStage:
         if plan is None or self.done:
             return []
         for i, heard in enumerate(self._heard):
-            if self._expect[i] < plan.chunks and now >= heard + plan.idle_s:
+            if self._expect[i] < plan.chunks and now >= max(heard + plan.idle_s, self._end[i]):
                 for g in range(self._expect[i], plan.chunks):
                     self._missing(g, i, now)
                 self._expect[i] = plan.chunks
@@ -293,7 +299,11 @@ class EdgeStage:
         if plan is None or self.done:
             return None
         times = [self._progress + plan.stall_timeout_s]
-        times += [h + plan.idle_s for i, h in enumerate(self._heard) if self._expect[i] < plan.chunks]
+        times += [
+            max(h + plan.idle_s, self._end[i])
+            for i, h in enumerate(self._heard)
+            if self._expect[i] < plan.chunks
+        ]
         times += [a.nack_at for a in self._acc.values() if a.nack_at != float("inf")]
         return min(times)
 

@@ -42,6 +42,7 @@ class EmulatedParams:
     chunk_bytes: int = CHUNK_BYTES
     header_bytes: int = HEADER_BYTES
     agree_margin_s: float = AGREE_MARGIN_S
+    loss: float = 0.0  # random loss per packet and WAN link (docs/schedule-model.md, A9)
 
     @property
     def size_bytes(self) -> int:
@@ -66,6 +67,7 @@ class EmulatedParams:
             "chunks": self.chunks,
             "chunk_bytes": self.chunk_bytes,
             "header_bytes": self.header_bytes,
+            "loss": self.loss,
         }
 
 
@@ -76,6 +78,7 @@ def emulated_params(
     wire_bps: float,
     chunks: int | None = None,
     min_chunks: int = 1,
+    loss: float = 0.0,
 ) -> EmulatedParams:
     """Scale memory and size by wire_bps / real_bps; refuse a memory that holds no accumulator.
 
@@ -96,7 +99,45 @@ def emulated_params(
         chunks = max(min_chunks, round(real_size * scale / CHUNK_BYTES), 1)
     if chunks < 1:
         raise ModelError(f"a vector needs at least one chunk, got {chunks}")
-    return EmulatedParams(scale, wire_bps, accumulators * CHUNK_BYTES, chunks)
+    if not 0 <= loss < 1:
+        raise ModelError(f"loss is a fraction in [0, 1), got {loss}")
+    return EmulatedParams(scale, wire_bps, accumulators * CHUNK_BYTES, chunks, loss=loss)
+
+
+def with_loss(net: Network, params: EmulatedParams, ct: CliqueTiming) -> CliqueTiming:
+    """A clique's round with random loss p per packet on every link (docs/schedule-model.md, A9).
+
+    A member's stage misses q = (k - 1) p of the copies it expects; each holds its accumulator until the
+    repair is in: the next chunk of that stream shows the gap (one gap c / r), the NACK and the re-sent
+    chunk cross the path (T0 = 2 d + 2 frames). So the stage holds r Delta + c + q (r T0 + c) on
+    average and the memory allows r = (M - c - q c) / (Delta + q T0). Repairs take the place of live
+    chunks in the senders' pacing (each sender serves k - 1 stages), so a stream takes (1 + q) S / r,
+    and the round ends one repair later with the probability that a copy among the last r T0 / c
+    chunks was lost."""
+    p = params.loss
+    k = len(ct.members)
+    q = (k - 1) * p
+    c = params.chunk_bytes
+    M, S = params.memory_bytes, params.size_bytes
+    lat = net.latency_s
+    rate = net.rate_Bps / (1 + q)
+    limit = "bandwidth"
+    t0 = {}
+    for j, skew in zip(ct.members, ct.skew_s, strict=True):
+        far = max(lat[i, j] for i in ct.members if i != j)
+        t0[j] = 2 * far + 2 * params.frame_s
+        if M < S and k > 2:
+            cap = (M - c - q * c) / (skew + q * t0[j])
+            if cap < rate:
+                rate, limit = max(cap, 0.0), f"memory@{net.names[j]}"
+    if rate <= 0:
+        return CliqueTiming(ct.members, 0.0, limit, ct.skew_s, tuple(math.inf for _ in ct.members))
+    finish = []
+    for j in ct.members:
+        far = max(lat[i, j] for i in ct.members if i != j)
+        tail = t0[j] * min(1.0, q * (1 + rate * t0[j] / c))
+        finish.append(float((1 + q) * S / rate + far + tail))
+    return CliqueTiming(ct.members, float(rate), limit, ct.skew_s, tuple(finish))
 
 
 def peak_deliveries(rounds: Sequence[RoundPrediction]) -> float:
@@ -134,6 +175,7 @@ def choose_rate(
     max_bps: float = MAX_WIRE_BPS,
     chunks: int | None = None,
     min_chunks: int = MIN_CHUNKS,
+    loss: float = 0.0,
 ) -> RateChoice:
     """The fastest emulated link rate (at most max_bps, in steps of 10 %) at which every schedule's
     busiest round stays within the CPU budget and the scaled memory leaves the model a rate (two
@@ -142,7 +184,7 @@ def choose_rate(
     bps = max_bps
     for _ in range(80):
         try:
-            p = emulated_params(real_memory, real_size, real_bps, bps, chunks, min_chunks)
+            p = emulated_params(real_memory, real_size, real_bps, bps, chunks, min_chunks, loss)
         except ModelError:
             break  # lower rates only shrink the memory further
         if p.memory_bytes < 2 * p.chunk_bytes and p.memory_bytes < p.size_bytes:
@@ -155,7 +197,7 @@ def choose_rate(
             best = choice
         bps *= 0.9
     if best is None:  # not even the fastest rate leaves two accumulators: take it, the model says why
-        p = emulated_params(real_memory, real_size, real_bps, max_bps, chunks, min_chunks)
+        p = emulated_params(real_memory, real_size, real_bps, max_bps, chunks, min_chunks, loss)
         best = RateChoice(p, max(peak_deliveries(predict(latency_net, p, s)[0]) for s in schedules), False)
     return best
 
@@ -212,6 +254,8 @@ def predict(
                 ct = cache.get(idx)
             if ct.rate_Bps <= 0:  # M = c: the model's A5 leaves no room for a second chunk
                 ct = CliqueTiming(ct.members, 0.0, ct.limit, ct.skew_s, tuple(math.inf for _ in ct.members))
+            elif params.loss > 0:
+                ct = with_loss(net, params, ct)
             agree = agree_delay(net, idx, params.agree_margin_s, params.frame_s) if t > 1 else 0.0
             start = max(ready[n] for n in clique) + agree
             finish = {net.names[i]: start + f for i, f in zip(ct.members, ct.finish_s, strict=True)}

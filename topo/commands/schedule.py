@@ -424,6 +424,7 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
                 net.bandwidth_bps,
                 [r for _, r in chosen],
                 chunks=args.chunks,
+                loss=args.loss,
             )
             params = choice.params
         else:
@@ -434,6 +435,7 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
                 args.emulated_rate * 1e6,
                 args.chunks,
                 MIN_CHUNKS,
+                args.loss,
             )
     except ModelError as exc:
         return _err(str(exc))
