@@ -388,7 +388,9 @@ class TableBuilder:
         if all(e.priority_is_annotation for e in entries if e.priority_value is not None):
             # p4c's bmv2 back end writes an entry's @priority(N) as BMv2's priority itself (the smaller
             # wins) and numbers the others by position
-            return [e.priority_value if e.priority_value is not None else i + 1 for i, e in enumerate(entries)]
+            return [
+                e.priority_value if e.priority_value is not None else i + 1 for i, e in enumerate(entries)
+            ]
         prop = decl.property("largest_priority_wins")
         largest = not (prop is not None and getattr(prop.value, "const_value", True) is False)
         dprop = decl.property("priority_delta")
