@@ -1,6 +1,6 @@
 """One worker process of an experiment: `python -m edge.runner SPEC.json`.
 
-The spec (JSON) says which algorithm to run (inc, ring, ps), on what data, with which peers or INC job
+The spec (JSON) says which algorithm to run (inc, ring, ps, hierarchical), on what data, with which peers or INC job
 (an edge.spec.WorkerSpec under "worker"),
 and when to start (a wall-clock time shared by all workers of the run, so they start together). The
 runner writes its result vector (.npy) and a report (JSON: timing, transfer statistics, or the error).
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.hierarchical import hierarchical_allreduce
 from edge.ring import Peer, ps_allreduce, ring_allreduce
 from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
@@ -55,10 +56,15 @@ def run(spec: dict) -> dict:
         with IncWorker(job) as worker:
             result = worker.allreduce(data, spec["mode"])
             stats = vars(worker.stats)
-    elif algo in ("ring", "ps"):
+    elif algo in ("ring", "ps", "hierarchical"):
         peers = [Peer(p["rank"], p["ip"]) for p in spec["peers"]]
-        fn = ring_allreduce if algo == "ring" else ps_allreduce
-        result = fn(data, spec["rank"], peers, timeout_s=float(spec.get("timeout_s", 300)))
+        timeout = float(spec.get("timeout_s", 300))
+        if algo == "hierarchical":
+            sites = [p["site"] for p in spec["peers"]]
+            result = hierarchical_allreduce(data, spec["rank"], peers, sites, timeout_s=timeout)
+        else:
+            fn = ring_allreduce if algo == "ring" else ps_allreduce
+            result = fn(data, spec["rank"], peers, timeout_s=timeout)
     else:
         raise ValueError(f"unknown algorithm {algo!r}")
     t1 = time.time()

@@ -270,7 +270,9 @@ def run_baseline(
 ) -> AlgoResult:
     hosts = worker_hosts(running)
     fabric = running.network.fabric
-    peers = [{"rank": r, "ip": fabric.host(h)[1].ip} for r, h in enumerate(hosts)]
+    peers = [
+        {"rank": r, "ip": fabric.host(h)[1].ip, "site": fabric.host(h)[0].name} for r, h in enumerate(hosts)
+    ]
     out_dir = running.run_dir / "allreduce" / algo
     out_dir.mkdir(parents=True, exist_ok=True)
     start_at = time.time() + START_DELAY_S
@@ -303,6 +305,10 @@ def run_baseline(
         len(hosts),
         quantised=False,
     )
-    bound_of = bounds.ring_bound_s if algo == "ring" else bounds.ps_bound_s
-    res.bound_s = bound_of(running.network.wan, fabric, hosts, 4 * spec.elements)
+    bound_of = {
+        "ring": bounds.ring_bound_s,
+        "ps": bounds.ps_bound_s,
+        "hierarchical": bounds.hierarchical_bound_s,
+    }
+    res.bound_s = bound_of[algo](running.network.wan, fabric, hosts, 4 * spec.elements)
     return res

@@ -15,6 +15,9 @@ approach them but never beat them:
   plus the busiest link's share of that step's bytes.
 - parameter server (rank 0): every worker pushes V to the server and pulls V back: two phases, each at
   least the farthest worker's one-way delay plus the busiest link's bytes.
+- hierarchical (edge/hierarchical.py): within a site nothing is rate-limited; between the L site leaders
+  a one-step reduce-scatter and a one-step allgather, each moving V/L bytes from every leader to every
+  other: two phases of the farthest leader pair's one-way delay plus the busiest link's bytes.
 """
 
 from __future__ import annotations
@@ -105,3 +108,20 @@ def ps_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], bytes_per_worker: int
         for link in _site_path(fabric, server, site):
             pull[link] += bytes_per_worker
     return 2 * farthest + _busiest(push, rates) + _busiest(pull, rates)
+
+
+def hierarchical_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], bytes_per_worker: int) -> float:
+    rates, delay = _rates_bps(wan), _one_way_s(wan)
+    leaders = list(dict.fromkeys(fabric.host(h)[0].name for h in hosts))
+    if len(leaders) < 2:
+        return 0.0
+    share = math.ceil(bytes_per_worker / len(leaders))
+    load: Counter = Counter()
+    farthest = 0.0
+    for a in leaders:
+        for b in leaders:
+            path = _site_path(fabric, a, b)
+            farthest = max(farthest, sum(delay[link] for link in path))
+            for link in path:
+                load[link] += share
+    return 2 * (farthest + _busiest(load, rates))

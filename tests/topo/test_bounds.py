@@ -41,3 +41,5 @@ def test_ring_and_parameter_server_bounds(triangle) -> None:  # type: ignore[no-
     assert bounds.ring_bound_s(wan, fabric, hosts, 3000) == pytest.approx(4 * (0.05 + 0.001))
     # parameter server at A: push 3,000 bytes over B->A and C->A at once, then pull; 50 ms each way
     assert bounds.ps_bound_s(wan, fabric, hosts, 3000) == pytest.approx(0.1 + 0.003 + 0.003)
+    # hierarchical: two one-step phases, 1,000 bytes on every directed link each, 50 ms each
+    assert bounds.hierarchical_bound_s(wan, fabric, hosts, 3000) == pytest.approx(2 * (0.05 + 0.001))

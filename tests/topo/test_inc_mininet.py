@@ -131,3 +131,13 @@ def test_a_hostile_host_cannot_touch_another_tenants_sums(wan3_lossy) -> None:  
     guard = _counters(wan3_lossy, "TYO", "guard_stats")
     assert guard.get(0, 0) >= sent["spoofed_worker"] + sent["forged_result_spoofed"]
     assert _counters(wan3_lossy, "TYO", "route_guard").get(1, 0) >= sent["forged_result"]
+
+
+def test_host_baselines_are_exact_and_never_beat_their_bounds(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
+    from topo.allreduce_run import run_baseline
+
+    spec = AllreduceSpec(elements=16384, mode="int32")
+    for algo in ("hierarchical", "ring"):
+        res = run_baseline(wan3_lossy, spec, algo, _log)
+        assert res.errors == [] and res.exact, algo
+        assert 0 < res.bound_s <= res.seconds, (algo, res.bound_s, res.seconds)

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sum and print a summary (one JSON line with --json). --loss is random loss on every WAN link (a fraction). "
         "Needs root.",
         epilog="example:\n  sudo tributary allreduce --sites TYO,NYC,LON --workers-per-site 2 --elements 262144 "
-        "--loss 0.02 --mode int32 --compare ring --json\n",
+        "--loss 0.02 --mode int32 --compare ring,hierarchical --json\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_wan_arguments(p)
@@ -31,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--compare",
-        choices=("ring", "ps", "none"),
-        default="ring",
-        help="host baseline to run on the same WAN (default ring)",
+        type=_baselines,
+        default=["ring"],
+        help="host baselines to run on the same WAN, comma-separated from ring (flat ring of all "
+        "workers), hierarchical (site leaders exchange directly, as NCCL/Horovod across nodes), ps "
+        "(parameter server), or none (default ring)",
     )
     p.add_argument(
         "--tenants", type=int, default=1, help="concurrent INC jobs over the same workers (default 1)"
@@ -56,6 +58,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_allreduce)
 
 
+BASELINES = ("ring", "hierarchical", "ps")
+
+
+def _baselines(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if names == ["none"]:
+        return []
+    bad = [n for n in names if n not in BASELINES]
+    if bad or not names or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of {', '.join(BASELINES)} (each once) or none, got {text!r}"
+        )
+    return names
+
+
 def cmd_allreduce(args: argparse.Namespace) -> int:
     if not require_root("allreduce"):
         return 1
@@ -69,7 +86,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     spec = AllreduceSpec(args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout)
     with running_wan(args, label="allreduce") as running:
         inc = run_inc(running, spec, log)
-        base = run_baseline(running, spec, args.compare, log) if args.compare != "none" else None
+        bases = [run_baseline(running, spec, name, log) for name in args.compare]
     summary: dict[str, object] = {
         "exact": all(r.exact for r in inc),
         "max_abs_error": max(r.max_abs_error for r in inc),
@@ -81,15 +98,20 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "seconds": round(max(r.seconds for r in inc), 4),
         },
     }
-    if base is not None:
+    inc_goodput = sum(r.goodput for r in inc)
+    for base in bases:
         summary[base.name] = base.summary()
-        inc_goodput = sum(r.goodput for r in inc)
-        summary["ratio"] = round(inc_goodput / base.goodput, 3) if base.goodput else None
-        # what the ratio would be if both ran at their lower bounds (topo/bounds.py)
-        summary["bound_ratio"] = round(base.bound_s / inc[0].bound_s, 3) if inc[0].bound_s else None
+    if bases:
+        first = bases[0]
+        summary["ratio"] = round(inc_goodput / first.goodput, 3) if first.goodput else None
+        # what that ratio would be if both ran at their lower bounds (topo/bounds.py)
+        summary["bound_ratio"] = round(first.bound_s / inc[0].bound_s, 3) if inc[0].bound_s else None
+        best = max(bases, key=lambda b: b.goodput)
+        summary["best_host"] = best.name
+        summary["ratio_vs_best_host"] = round(inc_goodput / best.goodput, 3) if best.goodput else None
     if args.json:
         print(json.dumps(summary))
     else:
         print(json.dumps(summary, indent=2))
-    ok = summary["exact"] and (base is None or base.exact)
+    ok = summary["exact"] and all(b.exact for b in bases)
     return 0 if ok else 1
