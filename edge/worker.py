@@ -303,17 +303,18 @@ class ReduceStream:
         except MalformedPacket:
             self.stats.rejected += 1
             return False
-        if (
-            not header.flags & F_RESULT
-            or header.tenant != job.tenant
-            or header.epoch != job.epoch
-            or header.kind != self.kind
-        ):
+        if not header.flags & F_RESULT or header.tenant != job.tenant or header.epoch != job.epoch:
             self.stats.rejected += 1
             return False
         index = (header.chunk - self.first) % self.space if header.chunk < self.space else -1
-        if header.round != job.round or not 0 <= index < self.total or self.done[index]:
-            self.stats.duplicates += 1  # a late copy (of this round or of the one before)
+        if (
+            header.round != job.round
+            or header.kind != self.kind
+            or not 0 <= index < self.total
+            or self.done[index]
+        ):
+            # a late copy: of this call, of the call before (the exponent agreement, another round)
+            self.stats.duplicates += 1
             return False
         slot, copy = slot_of(header.chunk, job.nslots)
         if header.slot != slot or bool(header.flags & F_VERSION) != bool(copy):
