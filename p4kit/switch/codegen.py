@@ -254,6 +254,7 @@ class CodeGen:
         # Lane runs of fused registers (fusion.py), per action id, and their storage.
         self.lane_runs: dict[int, list[fusion.LaneRun]] = {}
         self.fused: dict[tuple, fusion.FusedRows] = {}
+        self.packed: dict[int, fusion.Packed] = {}  # header id -> layout of headers held packed
         self._lane_env: dict[tuple[str, str], tuple[str, int | None]] | None = None
         self._lane_block: set[tuple[str, str]] = set()
         self._lane_pre: list[str] = []
@@ -719,8 +720,19 @@ class CodeGen:
         packet's payload follows them."""
         parts: list[tuple[str, int]] = []
         payload = False
+        skip = 0
         for x in inputs:
             t = x.get("type")
+            if skip:  # the rest of a packed header's fields (fusion.packable_headers: all, in order)
+                skip -= 1
+                continue
+            if t in ("field", "header") and self.packed:
+                h = self.prog.header_by_name.get(x["value"][0] if t == "field" else x["value"])
+                pk = self.packed.get(h.id) if h is not None else None
+                if pk is not None:
+                    parts.append((f"H[{h.id}][1]", pk.lanes * pk.width))
+                    skip = pk.lanes - 1 if t == "field" else 0
+                    continue
             if t == "field":
                 target, w, signed = self.field_lvalue(x)
                 parts.append((f"({target} & {_mask(w)})" if signed else target, w))
@@ -774,8 +786,19 @@ class CodeGen:
         """(header id | None, list position, width, constant) per input bit-field, for the slow path
         that skips invalid headers; None when an input is an expression."""
         spec: list[tuple[int | None, int, int, int]] = []
+        skip = 0
         for x in inputs:
             t = x.get("type")
+            if skip:
+                skip -= 1
+                continue
+            if t in ("field", "header") and self.packed:
+                h = self.prog.header_by_name.get(x["value"][0] if t == "field" else x["value"])
+                pk = self.packed.get(h.id) if h is not None else None
+                if pk is not None:
+                    spec.append((h.id, 1, pk.lanes * pk.width, 0))
+                    skip = pk.lanes - 1 if t == "field" else 0
+                    continue
             if t == "field":
                 hid, pos, info = self.prog.field_ref(x["value"][0], x["value"][1])
                 # a varbit's width is the negated list slot where the extract stored it
@@ -861,8 +884,20 @@ class CodeGen:
         """The calculation's parts with runs of consecutive fields of one header merged when their
         widths are multiples of 16: (code, total width, (header id, first list position, end) or None)."""
         refs: list[tuple[int, int] | None] = []  # (header id, list position) of an unsigned header field
+        skip = 0
         for x in inputs:
             t = x.get("type")
+            if skip:
+                skip -= 1
+                continue
+            if t in ("field", "header") and self.packed:
+                h = self.prog.header_by_name.get(x["value"][0] if t == "field" else x["value"])
+                pk = self.packed.get(h.id) if h is not None else None
+                if pk is not None:
+                    refs.append(None)  # one part: the packed integer itself
+                    skip = pk.lanes - 1 if t == "field" else 0
+                    continue
+
             if t == "field":
                 try:
                     hid, pos, info = self.prog.field_ref(x["value"][0], x["value"][1])
@@ -900,6 +935,10 @@ class CodeGen:
             h = self.hdr(name)
             ht = h.htype
             if not ht.fields or any(f.width == 0 for f in ht.fields):
+                continue
+            pk = self.packed.get(h.id)
+            if pk is not None:
+                self.emit(0, f"SER[{h.id}] = lambda _h: _h[1].to_bytes({pk.nbytes}, 'big')")
                 continue
             terms = []
             pad = (-ht.total_width) % 8
@@ -942,6 +981,9 @@ class CodeGen:
                 vals = ["0"] * n  # --egress-spec-init-to-drop: egress_spec starts as the drop port
                 vals[h.htype.index["egress_spec"]] = str(init)
                 parts.append(f"[1, {', '.join(vals)}]")
+                continue
+            if h.id in self.packed:
+                parts.append("[0, 0]")  # [valid, all fields as one integer]
                 continue
             parts.append(f"[{1 if h.metadata else 0}{', 0' * n}]")
         self.emit(0, "def NEW_HEADERS():")
@@ -1080,6 +1122,16 @@ class CodeGen:
         t = ref.get("type")
         if t == "regular":
             h = self.hdr(ref["value"])
+            pk = self.packed.get(h.id)
+            if pk is not None:  # one integer of the header's bytes (fusion.Packed)
+                self.emit(ind, "_o = _e" if self._off_in_e else "_o = P.off")
+                self.emit(ind, f"_e = _o + {pk.nbytes}")
+                self.emit(ind, "if _e > _n:")
+                self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
+                self.emit(ind, f"H[{h.id}] = [1, _fb(_d[_o:_e], 'big')]")
+                self.emit(ind, "P.off = _e")
+                self._off_in_e = True
+                return
             self._extract_into(ind, f"H[{h.id}]", h.htype, h.name)
         elif t == "stack":
             st = self.prog.stacks[ref["value"]]
@@ -1336,12 +1388,18 @@ class CodeGen:
                     reg_cur = (code if w is not None and w <= rw else f"(({code}) & {_mask(rw)})", rw)
                 else:
                     self._lane_assign(ps[0], self.expr(ps[1]))
-        except (_NotLane, PipelineLoadError):
+        except (_NotLane, PipelineLoadError) as exc:
             self._fwd = fwd
+            if h.id in self.packed:  # fusion.packable_headers promised this run could be generated
+                raise PipelineLoadError(f"lane run over packed header '{run.header}': {exc}") from exc
             return False
         finally:
             env, self._lane_env = self._lane_env, None
-        self._emit_lane_run(run, fused, h.id, first, end, idx_code, iw, reg_cur[0], env, lane)
+        pk = self.packed.get(h.id)
+        if pk is not None:
+            self._emit_packed_run(run, fused, pk, h.id, idx_code, iw, reg_cur[0], env, lane)
+        else:
+            self._emit_lane_run(run, fused, h.id, first, end, idx_code, iw, reg_cur[0], env, lane)
         self._fwd = {}  # what forwarding knew before the run is gone
         return True
 
@@ -1354,6 +1412,99 @@ class CodeGen:
         masked = code if w is not None and w <= info.width else f"(({code}) & {_mask(info.width)})"
         self._lane_env[key] = (masked, info.width)  # type: ignore[index]
         self._lane_block.discard(key)
+
+    def _emit_packed_run(
+        self,
+        run: fusion.LaneRun,
+        fused: fusion.FusedRows,
+        pk: fusion.Packed,
+        hid: int,
+        idx_code: str,
+        iw: int | None,
+        reg_out: str,
+        env: dict,
+        lane: tuple[str, str],
+    ) -> None:
+        """A lane run over a packed header and packed rows (one integer each, lane 0 most
+        significant). A lane-wise add mod 2**w is one SWAR expression: the low w-1 bits of each
+        lane add without reaching the next lane, and the top bits are put back with an xor. Bitwise
+        operations act on all lanes at once. Anything else unpacks both into lists, runs the same
+        list comprehension as unpacked lanes do, and packs the result again."""
+        field_out = env[lane][0]
+        temps = {k: code for k, (code, _) in env.items() if k != lane}
+        rows = self.const(_ident("FG", run.registers[0], len(self.consts)), fused.rows)
+        m = pk.lane_mask
+        low = self.const(f"PKL{len(self.consts)}", pk.repeated(m >> 1))
+        top = self.const(f"PKH{len(self.consts)}", pk.repeated(1 << (pk.width - 1)))
+        fmt = self.const(f"PKS{len(self.consts)}", struct.Struct("!" + _NATIVE[pk.width] * pk.lanes))
+        for line in self._lane_pre:
+            self.emit(1, line)
+        i = self.tmp("li")
+        self.emit(1, f"{i} = {idx_code}")
+        ok = f"{i} < {fused.size}" if iw is not None else f"0 <= {i} < {fused.size}"
+        r, f = self.tmp("lr"), self.tmp("lf")
+        exprs = [reg_out, field_out, *temps.values()]
+        if any(_uses(c, "_lr") for c in exprs):
+            self.emit(1, f"{r} = {rows}[{i}] if {ok} else 0")
+        if any(_uses(c, "_lf") for c in exprs):
+            self.emit(1, f"{f} = H[{hid}][1]")
+        unpacked: dict[str, str] = {}
+
+        def lanes_of(packed: str) -> str:
+            if packed not in unpacked:
+                u = self.tmp("lu")
+                self.emit(1, f"{u} = {fmt}.unpack({packed}.to_bytes({pk.nbytes}, 'big'))")
+                unpacked[packed] = u
+            return unpacked[packed]
+
+        def packed(code: str) -> str:
+            """The packed integer of every lane's `code`."""
+            if code == "_lr":
+                return r
+            if code == "_lf":
+                return f
+            for a, b in ((r, f), (f, r)):
+                x, y = ("_lr", "_lf") if a == r else ("_lf", "_lr")
+                if code == f"(({x} + {y}) & {m})":
+                    return f"((({a} & {low}) + ({b} & {low})) ^ (({a} ^ {b}) & {top}))"
+                for op in ("^", "|", "&"):
+                    if code == f"({x} {op} {y})":
+                        return f"({a} {op} {b})"
+            ur = lanes_of(r) if _uses(code, "_lr") else None
+            uf = lanes_of(f) if _uses(code, "_lf") else None
+            if ur and uf:
+                comp = f"[{code} for _lr, _lf in zip({ur}, {uf})]"
+            elif ur:
+                comp = f"[{code} for _lr in {ur}]"
+            elif uf:
+                comp = f"[{code} for _lf in {uf}]"
+            else:
+                comp = f"[{code}] * {pk.lanes}"
+            return f"_fb({fmt}.pack(*{comp}), 'big')"
+
+        vr = vf = None
+        if reg_out != "_lr":
+            vr = self.tmp("lv")
+            self.emit(1, f"{vr} = {packed(reg_out)}")
+        if field_out != "_lf":
+            if field_out == reg_out and vr is not None:
+                vf = vr
+            else:
+                vf = self.tmp("lv")
+                self.emit(1, f"{vf} = {packed(field_out)}")
+        if temps:  # a temporary keeps what the last lane (the least significant) left in it
+            if any(_uses(c, "_lr") for c in temps.values()):
+                self.emit(1, f"_lr = {r} & {m}")
+            if any(_uses(c, "_lf") for c in temps.values()):
+                self.emit(1, f"_lf = {f} & {m}")
+            for (hname, fname), code in temps.items():
+                target, _, _ = self.field_lvalue({"type": "field", "value": [hname, fname]})
+                self.emit(1, f"{target} = {code}")
+        if vr is not None:
+            self.emit(1, f"if {ok}:")
+            self.emit(2, f"{rows}[{i}] = {vr}")
+        if vf is not None:
+            self.emit(1, f"H[{hid}][1] = {vf}")
 
     def _emit_lane_run(
         self,
@@ -1916,14 +2067,25 @@ class CodeGen:
                     continue
                 cond = " and ".join(f"_h{h.id}[0]" if h.id in shape else f"not _h{h.id}[0]" for h in emitted)
                 self.emit(1, f"if {cond}:")
+                pieces: list[str] = []  # byte-string expressions, concatenated
                 args: list[str] = []
                 fmt = "!"
-                for h in members:
+                run_ids: list[str] = []
+                for h in [*members, None]:
+                    pk = self.packed.get(h.id) if h is not None else None
+                    if (h is None or pk is not None) and args:
+                        st = self.const("SD_" + "_".join(run_ids), struct.Struct(fmt))
+                        pieces.append(f"{st}.pack({', '.join(args)})")
+                        args, fmt, run_ids = [], "!", []
+                    if h is None:
+                        break
+                    if pk is not None:  # a packed header is its integer's bytes
+                        pieces.append(f"_h{h.id}[1].to_bytes({pk.nbytes}, 'big')")
+                        continue
                     args += self._pack_args(2, h, f"_h{h.id}")
                     fmt += self._header_struct(h)[1][1:]
-                key = "SD_" + "_".join(str(h.id) for h in members)
-                st = self.const(key, struct.Struct(fmt))
-                self.emit(2, f"return {st}.pack({', '.join(args)}) + P.data[P.off:]")
+                    run_ids.append(str(h.id))
+                self.emit(2, f"return {' + '.join(pieces)} + P.data[P.off:]")
         self.emit(1, "_out = []")
         for h in order:
             ht = h.htype
@@ -1936,6 +2098,10 @@ class CodeGen:
                 continue
             self.emit(1, f"_h = H[{h.id}]")
             self.emit(1, "if _h[0]:")
+            pk = self.packed.get(h.id)
+            if pk is not None:
+                self.emit(2, f"_out.append(_h[1].to_bytes({pk.nbytes}, 'big'))")
+                continue
             st, _ = self._header_struct(h)
             args = self._pack_args(2, h, "_h")
             self.emit(2, f"_out.append({st}.pack({', '.join(args)}))")
@@ -1980,9 +2146,12 @@ def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dic
     """Generate, compile and execute the module; return its namespace and binding tables."""
     gen = CodeGen(prog, state, trace)
     groups = fusion.fusable_groups(prog)
-    gen.fused = fusion.fuse_state(prog, state.registers, groups)  # storage is fused even when tracing
+    packed = fusion.packable_headers(prog, groups)
+    # storage is fused (and packed) even when tracing, so that turning tracing on keeps the values
+    gen.fused = fusion.fuse_state(prog, state.registers, groups, packed)
     if not trace:  # traced code keeps one primitive per lane, so each register access is logged
         gen.lane_runs = groups
+        gen.packed = {prog.header_by_name[h].id: pk for h, pk in packed.items()}
     src = gen.build()
     ns: dict[str, Any] = dict(helpers)
     ns.update(gen.consts)

@@ -27,13 +27,20 @@ header where segment 0 names f_0, with
 Each segment's effect is then evaluated symbolically (`LaneProgram`) over two per-lane inputs, the
 register cell `_lr` and the packet's lane field `_lf`, into one element expression per output.
 An expression this module does not translate leaves the run to the ordinary per-lane code.
+
+Packing (`packable_headers`): when every field of the lane header is a lane of such runs and is read
+nowhere else (except whole, in order, in a calculation), the header is held as [valid, one integer
+of its bytes] and the rows as integers too. Parsing is then `int.from_bytes`, deparsing `to_bytes`,
+a checksum adds the integer as it is (2**16 == 1 mod 0xFFFF), and a lane-wise add mod 2**w is one
+expression on the two integers: ((a & L) + (b & L)) ^ ((a ^ b) & H), with L each lane's low w-1
+bits and H its top bit. Other lane operations unpack, run the list form and pack again.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from p4kit.switch.program import Program
@@ -165,7 +172,68 @@ def _checked_run(
     arrays = [prog.registers.get(r) for r in regs]
     if any(a is None for a in arrays) or len({(a.size, a.bitwidth) for a in arrays}) != 1:  # type: ignore[union-attr]
         return None
-    return LaneRun(s, seg, k, tuple(regs), header, tuple(f for _, f in flds), prims[s : s + seg])
+    run = LaneRun(s, seg, k, tuple(regs), header, tuple(f for _, f in flds), prims[s : s + seg])
+    return run if _lanes_independent(prog, run) else None
+
+
+def _refs(v: Any) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if isinstance(v, dict):
+        if v.get("type") == "field" and isinstance(v.get("value"), list) and len(v["value"]) == 2:
+            out.append((v["value"][0], v["value"][1]))
+        for k, x in v.items():
+            if k != "source_info":
+                out += _refs(x)
+    elif isinstance(v, list):
+        for x in v:
+            out += _refs(x)
+    return out
+
+
+def _lanes_independent(prog: Program, run: LaneRun) -> bool:
+    """Whether each lane's segment only reads its own lane field, its own register cell, values
+    the same for every lane, and temporaries it wrote itself first (so the lanes can run at once)."""
+    lane = (run.header, run.fields[0])
+    others = {(run.header, f) for f in run.fields[1:]}
+    dsts: list[tuple[str, str]] = []
+    index: Any = None
+    for p in run.template:
+        ps = p.get("parameters", [])
+        op = p.get("op")
+        if op == "register_write":
+            idx, srcs, dst = ps[1], [ps[2]], None
+        elif op == "register_read":
+            idx, srcs, dst = ps[2], [], ps[0]
+        else:
+            idx, srcs, dst = None, [ps[1]], ps[0]
+        if idx is not None:
+            if index is not None and idx != index:
+                return False
+            index = idx
+        if dst is not None:
+            if dst.get("type") != "field":
+                return False
+            key = (dst["value"][0], dst["value"][1])
+            inst = prog.header_by_name.get(key[0])
+            pos = inst.htype.index.get(key[1]) if inst is not None else None
+            if pos is None or inst.htype.fields[pos].signed or inst.htype.fields[pos].width == 0:  # type: ignore[union-attr]
+                return False
+            dsts.append(key)
+    if index is None:
+        return False
+    written = set(dsts) - {lane}
+    if set(_refs(index)) & (written | {lane} | others) or set(_refs(run.template)) & others:
+        return False
+    seen: set[tuple[str, str]] = set()
+    for p in run.template:
+        ps = p.get("parameters", [])
+        op = p.get("op")
+        srcs = [ps[2]] if op == "register_write" else [] if op == "register_read" else [ps[1]]
+        if any(r in written and r not in seen for r in _refs(srcs)):
+            return False  # a temporary read before this lane wrote it: the previous lane's value
+        if op != "register_write":
+            seen.add((ps[0]["value"][0], ps[0]["value"][1]))
+    return True
 
 
 def fusable_groups(prog: Program) -> dict[int, list[LaneRun]]:
@@ -190,16 +258,164 @@ def fusable_groups(prog: Program) -> dict[int, list[LaneRun]]:
     }
 
 
+# ------------------------------------------------------------------------------------- packing
+@dataclass(frozen=True)
+class Packed:
+    """A header held as [valid, one integer of all its fields] (big-endian, field 0 most significant)."""
+
+    header: str
+    lanes: int
+    width: int  # of each lane (8/16/32/64)
+
+    @property
+    def nbytes(self) -> int:
+        return self.lanes * self.width // 8
+
+    @property
+    def lane_mask(self) -> int:
+        return (1 << self.width) - 1
+
+    def repeated(self, pattern: int) -> int:
+        """`pattern` in every lane."""
+        out = 0
+        for _ in range(self.lanes):
+            out = (out << self.width) | pattern
+        return out
+
+
+_HEADER_USES_OK = {"extract", "add_header", "remove_header", "valid"}
+
+
+def packable_headers(prog: Program, groups: dict[int, list[LaneRun]]) -> dict[str, Packed]:
+    """Lane headers that can live packed: every field is a lane of fused runs covering the whole
+    header, and the fields are read nowhere else except as the whole header, in order, in a
+    calculation (a checksum over them reads the packed integer as it is)."""
+    candidates: dict[str, Packed] = {}
+    runs_by_header: dict[str, list[LaneRun]] = {}
+    for runs in groups.values():
+        for run in runs:
+            runs_by_header.setdefault(run.header, []).append(run)
+    for header, runs in runs_by_header.items():
+        inst = prog.header_by_name.get(header)
+        if inst is None or inst.metadata:
+            continue
+        names = tuple(f.name for f in inst.htype.fields)
+        widths = {f.width for f in inst.htype.fields}
+        if len(widths) != 1 or next(iter(widths)) not in (8, 16, 32, 64):
+            continue
+        if any(run.fields != names for run in runs):
+            continue
+        if any(prog.registers[run.registers[0]].bitwidth != next(iter(widths)) for run in runs):
+            continue  # rows and header must have lanes of one width
+        candidates[header] = Packed(header, len(names), next(iter(widths)))
+    if not candidates:
+        return {}
+    # the fused rows of a register tuple are packed only for one header
+    tuples: dict[tuple[str, ...], set[str]] = {}
+    for runs in groups.values():
+        for run in runs:
+            tuples.setdefault(run.registers, set()).add(run.header)
+    for headers in tuples.values():
+        if len(headers) > 1:
+            for h in headers:
+                candidates.pop(h, None)
+    bad: set[str] = set()
+    covered: dict[int, set[int]] = {}  # action id -> primitive indices inside fused runs
+    for aid, runs in groups.items():
+        covered[aid] = {i for r in runs for i in range(r.start, r.start + r.seg * r.count)}
+    for a in prog.actions_by_id.values():
+        skip = covered.get(a.id, set())
+        for i, p in enumerate(a.primitives):
+            if i not in skip:
+                _scan(p, candidates, bad, p.get("op", ""))
+    for c in prog.calculations.values():
+        _scan_calc(prog, c.get("input", []), candidates, bad)
+    j = prog.json
+    for key in ("pipelines", "checksums", "learn_lists", "field_lists", "parse_vsets"):
+        _scan(j.get(key, []), candidates, bad, key)
+    for parser in j.get("parsers", []):
+        for st in parser.get("parse_states", []):
+            for op in st.get("parser_ops", []):
+                if op.get("op") == "extract" and all(
+                    x.get("type") == "regular" for x in op.get("parameters", [])
+                ):
+                    continue
+                _scan(op, candidates, bad, op.get("op", ""))
+            _scan(st.get("transition_key", []), candidates, bad, "select")
+    return {h: pk for h, pk in candidates.items() if h not in bad}
+
+
+def _scan(v: Any, cands: dict[str, Packed], bad: set[str], ctx: str) -> None:
+    """Mark candidates referred to in `v` other than as allowed (a field anywhere; a whole header
+    outside extract, setValid/setInvalid and isValid)."""
+    if isinstance(v, dict):
+        t = v.get("type")
+        val = v.get("value")
+        if t == "field" and isinstance(val, list) and val and val[0] in cands:
+            if len(val) < 2 or val[1] not in ("$valid$", "_valid"):
+                bad.add(val[0])
+        elif (
+            t in ("header", "regular")
+            and isinstance(val, str)
+            and val in cands
+            and ctx not in _HEADER_USES_OK
+        ):
+            bad.add(val)
+        op = v.get("op")
+        for k, x in v.items():
+            if k != "source_info":
+                _scan(x, cands, bad, op if isinstance(op, str) else ctx)
+    elif isinstance(v, list):
+        for x in v:
+            _scan(x, cands, bad, ctx)
+
+
+def _scan_calc(prog: Program, inputs: list[dict], cands: dict[str, Packed], bad: set[str]) -> None:
+    """A calculation may read a packed header only whole: its fields in order, one after another."""
+    i = 0
+    while i < len(inputs):
+        x = inputs[i]
+        val = x.get("value")
+        if x.get("type") == "field" and isinstance(val, list) and val and val[0] in cands:
+            header = val[0]
+            names = [f.name for f in prog.header_by_name[header].htype.fields]
+            got = inputs[i : i + len(names)]
+            if [(g.get("type"), g.get("value")) for g in got] != [("field", [header, n]) for n in names]:
+                bad.add(header)
+            i += len(names)
+            continue
+        i += 1
+
+
 # ------------------------------------------------------------------------------------- storage
 class FusedRows:
-    """K registers of one size as `rows[i]` = every lane's cell i (a list, or the shared zero tuple)."""
+    """K registers of one size as `rows[i]` = every lane's cell i: a list (or the shared zero
+    tuple), or, for a packed lane header, one integer of all lanes (lane 0 most significant)."""
 
-    def __init__(self, names: tuple[str, ...], size: int, columns: list[list[int]] | None = None) -> None:
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        size: int,
+        columns: list[list[int]] | None = None,
+        packed: Packed | None = None,
+    ) -> None:
         self.names = names
         self.size = size
+        self.packed = packed
+        nonzero = bool(columns) and any(any(c) for c in columns)  # type: ignore[union-attr]
+        if packed is not None:
+            self.zero: Any = 0
+            self.rows: list[Any] = [0] * size
+            if nonzero:
+                for i, cells in enumerate(zip(*columns, strict=True)):  # type: ignore[misc]
+                    row = 0
+                    for v in cells:
+                        row = (row << packed.width) | v
+                    self.rows[i] = row
+            return
         self.zero = (0,) * len(names)
-        if columns and any(any(c) for c in columns):
-            self.rows: list[Any] = [list(t) for t in zip(*columns, strict=True)]
+        if nonzero:
+            self.rows = [list(t) for t in zip(*columns, strict=True)]  # type: ignore[misc]
         else:
             self.rows = [self.zero] * size
 
@@ -207,29 +423,38 @@ class FusedRows:
 class FusedColumn:
     """One register of a fused group, as the list of its cells (what SwitchState.registers holds)."""
 
-    __slots__ = ("fused", "lane")
+    __slots__ = ("fused", "lane", "mask", "shift")
 
     def __init__(self, fused: FusedRows, lane: int) -> None:
         self.fused = fused
         self.lane = lane
+        pk = fused.packed
+        self.shift = (pk.lanes - 1 - lane) * pk.width if pk is not None else 0
+        self.mask = pk.lane_mask if pk is not None else 0
 
     def __len__(self) -> int:
         return self.fused.size
 
+    def _get(self, row: Any) -> int:
+        return (row >> self.shift) & self.mask if self.fused.packed is not None else row[self.lane]
+
     def __iter__(self) -> Iterator[int]:
-        lane = self.lane
-        return (row[lane] for row in self.fused.rows)
+        return (self._get(row) for row in self.fused.rows)
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
-            return [row[self.lane] for row in self.fused.rows[i]]
-        return self.fused.rows[i][self.lane]
+            return [self._get(row) for row in self.fused.rows[i]]
+        return self._get(self.fused.rows[i])
 
     def __setitem__(self, i: int | slice, value: Any) -> None:
         rows = self.fused.rows
         if isinstance(i, slice):
             for idx, v in zip(range(*i.indices(len(rows))), value, strict=True):
                 self[idx] = v
+            return
+        if self.fused.packed is not None:
+            sh, m = self.shift, self.mask
+            rows[i] = (rows[i] & ~(m << sh)) | ((value & m) << sh)
             return
         row = rows[i]
         if type(row) is tuple:
@@ -244,10 +469,14 @@ class FusedColumn:
 
 
 def fuse_state(
-    prog: Program, registers: dict[str, Any], groups: dict[int, list[LaneRun]]
+    prog: Program,
+    registers: dict[str, Any],
+    groups: dict[int, list[LaneRun]],
+    packed: dict[str, Packed] | None = None,
 ) -> dict[tuple, FusedRows]:
     """Turn the registers of every fused tuple into one FusedRows (keeping their values); already
-    fused ones (a recompile: tracing turned on or off) are kept as they are."""
+    fused ones (a recompile: tracing turned on or off) are kept as they are. Rows of runs over a
+    packed header are packed too (the same whether or not the code is traced)."""
     fused: dict[tuple, FusedRows] = {}
     for runs in groups.values():
         for run in runs:
@@ -258,29 +487,17 @@ def fuse_state(
                 fused[run.registers] = first.fused
                 continue
             columns = [list(registers[r]) for r in run.registers]
-            rows = FusedRows(run.registers, prog.registers[run.registers[0]].size, columns)
+            pk = (packed or {}).get(run.header)
+            rows = FusedRows(run.registers, prog.registers[run.registers[0]].size, columns, pk)
             for lane, r in enumerate(run.registers):
                 registers[r] = FusedColumn(rows, lane)
             fused[run.registers] = rows
     return fused
 
 
-@dataclass
-class LaneProgram:
-    """The symbolic effect of one lane: element expressions over `_lr` (the register cell before the
-    run) and `_lf` (the lane field before the run), plus broadcast values computed once."""
-
-    reg_out: str | None = None  # the cell's new value, when the segment writes the register
-    field_out: str | None = None  # the lane field's new value, when the segment assigns it
-    temps: dict[tuple[str, str], str] = field(default_factory=dict)  # temporaries' last values
-    reads_reg: bool = False
-    reads_field: bool = False
-
-
 __all__ = [
     "FusedColumn",
     "FusedRows",
-    "LaneProgram",
     "LaneRun",
     "find_lane_runs",
     "fusable_groups",

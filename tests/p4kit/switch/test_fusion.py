@@ -24,12 +24,22 @@ def lanes_json() -> dict:
     return compile_file(LANES).bmv2
 
 
+@pytest.fixture(scope="module")
+def packed_json() -> dict:
+    """The same program without the chain action: hdr.vec and the rows are held packed."""
+    return compile_file(LANES, defines=["NO_CHAIN"]).bmv2
+
+
 def make(doc: dict, traced: bool) -> Switch:
     sw = Switch()
     sw.raise_internal_errors = True
     sw.load_pipeline(doc)
+    names = {a["name"] for a in doc["actions"]}
     for kind, op in enumerate(OPS):
-        sw.table_add("LanesIngress.ops", [kind], f"LanesIngress.{op}", [0xDEADBEEF] if op == "mix" else [])
+        if f"LanesIngress.{op}" in names:
+            sw.table_add(
+                "LanesIngress.ops", [kind], f"LanesIngress.{op}", [0xDEADBEEF] if op == "mix" else []
+            )
     if traced:
         sw.set_trace(lambda line: None)  # the traced pipeline: one primitive per lane
     return sw
@@ -48,9 +58,12 @@ def test_lane_runs_are_fused_and_the_chain_is_not(lanes_json: dict) -> None:
     assert all(isinstance(sw._state.registers[r], FusedColumn) for r in REGS)
 
 
-def test_fused_code_matches_per_lane_code(lanes_json: dict) -> None:
-    fast, traced = make(lanes_json, False), make(lanes_json, True)
+@pytest.mark.parametrize("variant", ["lists", "packed"])
+def test_fused_code_matches_per_lane_code(lanes_json: dict, packed_json: dict, variant: str) -> None:
+    doc = packed_json if variant == "packed" else lanes_json
+    fast, traced = make(doc, False), make(doc, True)
     assert "zip(" in fast._engine.comp.source and "zip(" not in traced._engine.comp.source
+    assert ("_fb(_d[_o:_e], 'big')" in fast._engine.comp.source) == (variant == "packed")
     rng = random.Random(14)
     for _ in range(600):
         kind = rng.randrange(len(OPS) + 1)  # the last kind misses the table
@@ -86,3 +99,23 @@ def test_tracing_on_and_off_keeps_register_values(lanes_json: dict) -> None:
     sw.set_trace(None)
     sw.process_packet(1, packet(1, 0, 2, [1] * 8))  # add, fused
     assert [sw.register_read(r, 2) for r in REGS] == [i + 2 for i in range(8)]
+
+
+def test_packed_lanes_add_with_carries_and_the_control_plane_view(packed_json: dict) -> None:
+    sw = make(packed_json, traced=False)
+    src = sw._engine.comp.source
+    assert "PKL" in src and "PKH" in src  # the add is the SWAR expression, not a comprehension
+    top = 0xFFFFFFFF
+    sw.process_packet(1, packet(0, 0, 4, [top, 1, 0x80000000, 7, top, 0, 2, 3]))  # store
+    out = sw.process_packet(1, packet(1, 0, 4, [1, top, 0x80000000, 1, top, 0, 0xFFFFFFFE, 5]))  # add
+    got = struct.unpack_from("!8I", out[0][1], 8)
+    want = (0, 0, 0, 8, 0xFFFFFFFE, 0, 0, 8)  # each lane mod 2**32, no carry into its neighbour
+    assert got == want
+    assert [sw.register_read(r, 4) for r in REGS] == list(want)
+    assert struct.unpack_from("!I", out[0][1], 4)[0] == 8  # the temporary: the last lane's sum
+    sw.register_write("LanesIngress.lane5", 4, 0x1234)
+    out = sw.process_packet(1, packet(3, 0, 4, [0] * 8))  # load
+    assert struct.unpack_from("!8I", out[0][1], 8)[5] == 0x1234
+    sw.set_trace(lambda line: None)  # the rows stay packed; traced code reads them per lane
+    out = sw.process_packet(1, packet(3, 0, 4, [0] * 8))
+    assert struct.unpack_from("!8I", out[0][1], 8) == (0, 0, 0, 8, 0xFFFFFFFE, 0x1234, 0, 8)

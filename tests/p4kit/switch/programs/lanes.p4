@@ -53,10 +53,18 @@ control LanesIngress(inout headers_t hdr, inout meta_t meta, inout standard_meta
     action load()  { LANES(LOAD) }
     action sub()   { LANES(SUB) }
     action mix(bit<32> salt) { LANES(MIX) }
+#ifndef NO_CHAIN
     action chain() { LANES(CHAIN) }
+#endif
     table ops {
         key = { hdr.op.kind: exact; }
-        actions = { store; add; maxed; load; sub; mix; chain; NoAction; }
+        actions = {
+            store; add; maxed; load; sub; mix;
+#ifndef NO_CHAIN
+            chain;
+#endif
+            NoAction;
+        }
         default_action = NoAction();
     }
     apply {
