@@ -19,6 +19,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from controller.service.access import admin_only
 from controller.service.auth import Principal
@@ -82,6 +83,15 @@ def _error_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in app.routes:
+        match, _ = route.matches(request.scope)
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
 def principal(
     request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> Principal:
@@ -121,11 +131,16 @@ def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = str(exc.detail)
+        headers = dict(exc.headers or {})
         if exc.status_code == 400 and message == "There was an error parsing the body":
             message = "the body cannot be read: it is not UTF-8 JSON"
-        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+        if exc.status_code == 405:  # every method of the path, not only the first route's
+            allowed = _allowed_methods(app, request)
+            headers["Allow"] = ", ".join(allowed)
+            message = f"{request.method} is not allowed here; the path takes {', '.join(allowed)}"
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=headers or None)
 
     @app.get("/health", tags=["service"], summary="liveness (no token needed)")
     def health() -> dict:
@@ -266,7 +281,16 @@ def create_app(manager: JobManager, max_body: int = DEFAULT_MAX_BODY) -> FastAPI
             example = job_example(firsts)
             job = schema["components"]["schemas"]["JobCreate"]
             job["examples"] = [example]
-            job["properties"]["workers"]["examples"] = [copy.deepcopy(example["workers"])]
+            workers = job["properties"]["workers"]
+            workers["examples"] = [copy.deepcopy(example["workers"])]
+            # this network's worker hosts, each at most once: what the service accepts, said in the schema
+            workers["items"]["enum"] = manager.topology.workers()
+            workers["uniqueItems"] = True
+            explicit = schema["components"]["schemas"].get("ExplicitSchedule")
+            if explicit is not None:
+                one_round = explicit["properties"]["rounds"]["items"]
+                one_round["items"]["items"]["enum"] = manager.topology.sites
+                one_round["contains"] = {"type": "array", "minItems": 2}  # something to average
             for code, answer in schema["paths"]["/metrics"]["get"]["responses"].items():
                 keep = "text/plain" if code == "200" else "application/json"  # errors are JSON there too
                 answer["content"] = {k: v for k, v in answer.get("content", {}).items() if k == keep}

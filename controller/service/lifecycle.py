@@ -26,7 +26,7 @@ from controller.service import quotas
 from controller.service.access import visible_job
 from controller.service.auth import Principal
 from controller.service.entities import ApplyError, Item, Stage, Writer, job_items, resets_for
-from controller.service.errors import BadRequest, Conflict, Forbidden, Unavailable
+from controller.service.errors import Conflict, Forbidden, Unavailable
 from controller.service.plans import (
     JobSpec,
     Plan,
@@ -156,7 +156,7 @@ class Jobs:
         job = visible_job(st.store, principal, job_id)
         spec = JobSpec.from_json(job.spec)
         if spec.strategy != "core-cliques":
-            raise BadRequest(f"job {job_id} uses {spec.strategy}: only core-cliques jobs have a schedule")
+            raise Conflict(f"job {job_id} uses {spec.strategy}: only core-cliques jobs have a schedule")
         spec.schedule = schedule
         self._check_requested_rounds(spec)
         by_site = check_workers(st.topology, spec.workers)

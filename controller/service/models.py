@@ -45,8 +45,17 @@ class ExplicitSchedule(BaseModel):
 Schedule = Annotated[AutoSchedule | ExplicitSchedule, Field(discriminator="mode")]
 
 
+# The rule _schedule_fits_strategy checks, in the schema too (OpenAPI 3.1 is JSON Schema 2020-12), so
+# that clients and generated requests know it: core-cliques needs a schedule, the others take none.
+_SCHEDULE_RULE = {
+    "if": {"properties": {"strategy": {"const": "core-cliques"}}, "required": ["strategy"]},
+    "then": {"required": ["schedule"], "properties": {"schedule": {"not": {"type": "null"}}}},
+    "else": {"properties": {"schedule": {"type": "null"}}},
+}
+
+
 class JobCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [_SCHEDULE_RULE]})
     name: str = Field("", max_length=64, description="a label of your choice")
     workers: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
         min_length=1,

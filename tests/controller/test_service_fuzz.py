@@ -26,7 +26,7 @@ from topo.pipeline import build_pipeline
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES = 30  # per operation and mode: 28 x 30 requests, about a minute on this machine
+EXAMPLES = 20  # per operation and mode: 28 x 20 requests, one to three minutes on this machine
 
 
 @pytest.fixture(scope="module")
