@@ -26,7 +26,7 @@ from controller.service import quotas
 from controller.service.access import visible_job
 from controller.service.auth import Principal
 from controller.service.entities import ApplyError, Item, Stage, Writer, job_items, resets_for
-from controller.service.errors import Conflict, Forbidden, Unavailable
+from controller.service.errors import Conflict, Forbidden, Unauthorized, Unavailable
 from controller.service.plans import (
     JobSpec,
     Plan,
@@ -66,6 +66,8 @@ class Jobs:
         choice = choose_schedule(st.topology, spec, sites, progress)  # the optimiser: outside the lock
         quotas.check_rounds(st.quotas, len(choice.rounds))
         with st.lock:
+            if st.store.tenant(tenant) is None:  # deleted while this request was being planned
+                raise Unauthorized(f"tenant {tenant} no longer exists")
             mine = st.store.jobs(tenant)
             quotas.check_job_count(st.quotas, tenant, mine)
             job_id = st.store.next_job_id(MAX_TENANT)
@@ -74,13 +76,15 @@ class Jobs:
             plan = build_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
             try:
                 quotas.check_slots(st.quotas, tenant, quotas.tenant_slots(mine), plan)
+                items = job_items(st.index, plan)
+                now = time.time()
+                row = JobRow(
+                    job_id, tenant, spec.name, "installing", spec.to_json(), plan.to_json(), now, now
+                )
+                st.store.add_job(row, _alloc_rows(plan))
             except BaseException:
                 self._release(plan)
                 raise
-            now = time.time()
-            row = JobRow(job_id, tenant, spec.name, "installing", spec.to_json(), plan.to_json(), now, now)
-            st.store.add_job(row, _alloc_rows(plan))
-            items = job_items(st.index, plan)
             ticket = st.hold(items)
         try:
             self._write(plan, items)
@@ -139,8 +143,12 @@ class Jobs:
                 writer.modify(tenants)
                 writer.insert([], resets_for(st.index, plan.switch_rounds))
             except (ApplyError, P4RuntimeError) as exc:
-                # the stored plan still names the old epoch; reconcile makes the switches agree again
-                raise Unavailable(f"resetting the job failed: {exc}") from None
+                # the stored plan still names the old epoch: the watcher's next pass makes the switches
+                # agree with it again
+                for name in {sr.switch for sr in plan.switch_rounds}:
+                    if name in st.pool.status:
+                        st.pool.status[name].in_sync = False
+                raise Unavailable(f"resetting the job failed (its epoch stays {old.epoch}): {exc}") from None
             st.store.update_job(job_id, plan=plan.to_json())
         log.info("job %d reset: new epoch, %d switch round(s) zeroed", job_id, len(plan.switch_rounds))
         return sum(sr.cells.cells for sr in plan.switch_rounds), plan.epoch
@@ -172,11 +180,11 @@ class Jobs:
             try:
                 held = quotas.tenant_slots(st.store.jobs(job.tenant))
                 quotas.check_slots(st.quotas, job.tenant, held, new, replacing=old)
+                old_items = job_items(st.index, old)
+                new_items = job_items(st.index, new)
             except BaseException:
                 self._release(new)
                 raise
-            old_items = job_items(st.index, old)
-            new_items = job_items(st.index, new)
             old_keys = {(i.switch, i.key) for i in old_items}
             fresh = [i for i in new_items if (i.switch, i.key) not in old_keys]
             st.store.update_job(job_id, state="replacing")
