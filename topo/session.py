@@ -17,6 +17,7 @@ from topo.network import WanNetwork, WanNetworkConfig
 from topo.options import log, wan_from_args
 from topo.pipeline import build_pipeline
 from topo.runs import new_run_dir
+from topo.secrets_env import take_secrets
 
 
 @dataclass
@@ -34,6 +35,9 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def running_wan(args: argparse.Namespace, label: str = "run") -> Iterator[RunningWan]:
+    # Mininet's shells inherit this process's environment, and so would whatever runs in the hosts: no
+    # token may be in it (`tributary run` keeps its own in memory; others never need one)
+    take_secrets()
     wan = wan_from_args(args)
     run_dir = args.run_dir or new_run_dir(label=label)
     run_dir.mkdir(parents=True, exist_ok=True)
