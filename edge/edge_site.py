@@ -329,18 +329,17 @@ class Site:
         return (max(r.rtt_s.values(), default=0.0) + 2 * r.frame_s + 0.02) * 2 ** min(tries, 5)
 
     def _send_ready(self, now: float) -> None:
-        """Until this site knows the clique's start, (re)send READY to the members it has not heard from
-        or that have not shown they heard it; after that only answer READYs that lack ours. A READY is a
-        whole packet on the members' links, so it is never repeated faster than a round trip."""
+        """(Re)send READY to the members that have not shown they have it (their READY lists us, or their
+        data of the round arrived): at once when this site becomes ready, then after a round trip,
+        backing off. Knowing the start ourselves is not enough: the others need our ready time too. A
+        READY is a whole packet on the members' links, so it is never repeated faster than a round trip."""
         r = self.current
         if r is None or self.index == 0:
             return
         ag = self.agreements[r.round]
-        if ag.start_s(r.agree_s) is not None or now < ag.next_send:
+        if now < ag.next_send:
             return
-        others = [
-            m for m in r.members if m != self.spec.site and (m not in ag.ready_us or m not in ag.acked_by)
-        ]
+        others = [m for m in r.members if m != self.spec.site and m not in ag.acked_by]
         if not others:
             return
         p = self._ready_packet(r, ag)
@@ -391,10 +390,14 @@ class Site:
             d = self.stage.next_deadline() if self.started_round is not None else None
             if d is not None:
                 deadlines.append(d)
-            if self.current is not None and self.started_round is None:
-                ag = self.agreements[self.current.round]
-                s = ag.start_s(self.current.agree_s)
-                deadlines.append(s if s is not None else ag.next_send)
+            cur = self.current
+            if cur is not None and self.index > 0:
+                ag = self.agreements[cur.round]
+                s = ag.start_s(cur.agree_s)
+                if self.started_round is None and s is not None:
+                    deadlines.append(s)
+                if any(m != self.spec.site and m not in ag.acked_by for m in cur.members):
+                    deadlines.append(max(ag.next_send, now + 1e-3))
             wait = max(0.0, min(deadlines) - time.time())
             readable, _, _ = select.select([self.data, self.ctl], [], [], wait)
             for sock in readable:
