@@ -53,6 +53,7 @@ class Reconciler:
         self.state = state
         self._forget_job = forget_job
         self._conn_ids: dict[str, int] = {}
+        self._switch_locks = {name: threading.Lock() for name in state.topology.sites}
         self._monitor: threading.Thread | None = None
         self._stop = threading.Event()
         self.passes = 0
@@ -87,26 +88,51 @@ class Reconciler:
                     st.store.update_job(job.id, state="active")
 
     def reconcile(self, only: str | None = None) -> ReconcileReport:
-        """Make every reachable switch hold exactly the routes and the live jobs' entries."""
+        """Make every reachable switch hold exactly the routes and the live jobs' entries.
+
+        A switch without a pipeline gets it first, outside the lock (compiling and loading a pipeline
+        takes seconds and concerns no job); the comparison and the writes that follow are made under
+        the lock, so they never meet a job half-changed by a request."""
         st = self.state
         report = ReconcileReport()
-        with st.lock:
-            plans = [Plan.from_json(j.plan) for j in st.store.jobs() if j.state in LIVE_STATES]
-            desired: dict[str, list[Item]] = {}
-            for item in route_items(st.index, st.topology):
-                desired.setdefault(item.switch, []).append(item)
-            for plan in plans:
-                for item in job_items(st.index, plan):
-                    desired.setdefault(item.switch, []).append(item)
-            for sw in st.topology.sites:
-                if only is not None and sw != only:
+        for sw in st.topology.sites:
+            if only is not None and sw != only:
+                continue
+            # one pass per switch at a time (the watcher and POST /reconcile): a second pipeline push
+            # would wipe what the first pass had just written
+            with self._switch_locks[sw]:
+                pushed = self._pipeline(sw)
+                if isinstance(pushed, str):
+                    report.switches[sw] = {"error": pushed}
                     continue
-                report.switches[sw] = self._switch(sw, desired.get(sw, []), plans)
+                with st.lock:
+                    plans = [Plan.from_json(j.plan) for j in st.store.jobs() if j.state in LIVE_STATES]
+                    desired = [i for i in route_items(st.index, st.topology) if i.switch == sw]
+                    for plan in plans:
+                        desired.extend(i for i in job_items(st.index, plan) if i.switch == sw)
+                    report.switches[sw] = {**self._switch(sw, desired, plans), "pipeline_pushed": pushed}
+        with st.lock:
             self.passes += 1
         for sw, r in report.switches.items():
             if r.get("inserted") or r.get("deleted") or r.get("modified") or r.get("pipeline_pushed"):
                 log.info("reconcile %s: %s", sw, r)
         return report
+
+    def _pipeline(self, name: str) -> int | str:
+        """1 if the switch had no pipeline and got one, 0 if it had one; the error otherwise."""
+        pool = self.state.pool
+        conn = pool.connect(name)
+        if conn is None:
+            return pool.status[name].last_error
+        try:
+            if pool.has_pipeline(conn):
+                return 0
+            pool.push_pipeline(conn)
+        except P4RuntimeError as exc:
+            pool.mark_down(name, str(exc))
+            return str(exc)
+        pool.status[name].reprovisioned += 1
+        return 1
 
     def _switch(self, name: str, desired: list[Item], plans: list[Plan]) -> dict[str, int | str]:
         st = self.state
@@ -115,12 +141,10 @@ class Reconciler:
         if conn is None:
             return {"error": pool.status[name].last_error}
         self._conn_ids[name] = id(conn)
-        out: dict[str, int | str] = {"inserted": 0, "deleted": 0, "modified": 0, "pipeline_pushed": 0}
+        out: dict[str, int | str] = {"inserted": 0, "deleted": 0, "modified": 0}
         try:
-            if not pool.has_pipeline(conn):
-                pool.push_pipeline(conn)
-                pool.status[name].reprovisioned += 1
-                out["pipeline_pushed"] = 1
+            if not pool.has_pipeline(conn):  # lost it again since: the next pass starts over
+                raise P4RuntimeError(name, "reconcile", None, "the switch lost its pipeline meanwhile")
             pool.note(name, True)
             held = read_switch_state(conn, index)
             want = {i.key: i for i in desired}
