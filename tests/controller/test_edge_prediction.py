@@ -57,3 +57,25 @@ def test_one_accumulator_leaves_the_model_no_rate():
     p = emulated_params(300, 1e4, 1e6, 1e6)  # 300 B -> one accumulator: M - c = 0
     rounds, total = predict(NET, p, [[("A", "B", "C")]])
     assert rounds[0].cliques[0].rate_Bps == 0 and math.isinf(total)
+
+
+def test_loss_slows_the_memory_bound_rate_by_the_memory_awaiting_repair():
+    """A9: r = (M - c - q c) / (Delta + q T0), q = (k - 1) p, T0 = 2 max d + 2 frames."""
+    lossless = emulated_params(1e6, 20e6, 10e9, 1e7)
+    lossy = emulated_params(1e6, 20e6, 10e9, 1e7, loss=0.02)
+    [r0], _ = predict(NET, lossless, [[("A", "B", "C")]])
+    [r1], _ = predict(NET, lossy, [[("A", "B", "C")]])
+    q = 2 * 0.02
+    t0_a = 2 * 0.030 + 2 * lossy.frame_s
+    want = (768 - 256 - q * 256) / (0.020 + q * t0_a)  # A binds
+    assert r1.cliques[0].rate_Bps == pytest.approx(want)
+    assert r1.cliques[0].rate_Bps < r0.cliques[0].rate_Bps and r1.time_s > r0.time_s
+
+
+def test_loss_takes_its_share_of_a_bandwidth_bound_stream():
+    lossy = emulated_params(1e9, 1e6, 10e9, 1e7, loss=0.01)  # memory covers the vector
+    [r], _ = predict(NET, lossy, [[("A", "B", "C")]])
+    assert r.cliques[0].limit == "bandwidth"
+    assert r.cliques[0].rate_Bps == pytest.approx(lossy.payload_bps / 8 / (1 + 2 * 0.01))
+    with pytest.raises(ModelError, match="loss"):
+        emulated_params(1e9, 1e6, 10e9, 1e7, loss=1.5)
