@@ -23,6 +23,7 @@ from controller.provision import Pipeline
 from controller.service.topology import Topology
 
 SERVICE_ELECTION_ID = (1, 0)
+CONNECT_TIMEOUT_S = 5.0  # channel and arbitration; a live switch answers in milliseconds
 
 
 def load_pipeline(p4info_path: Path, device_config_path: Path) -> Pipeline:
@@ -70,32 +71,41 @@ class SwitchPool:
     def __post_init__(self) -> None:
         self.index = P4InfoIndex(self.pipeline.p4info)
         self._lock = threading.Lock()
+        self._connecting = {sw.name: threading.Lock() for sw in self.topology.fabric.switches}
         for sw in self.topology.fabric.switches:
             self.status[sw.name] = SwitchStatus(sw.name, sw.grpc_addr, sw.device_id)
 
     def connect(self, name: str) -> SwitchConnection | None:
-        """The live connection to `name`, opening a new one if the old one broke; None if unreachable."""
-        with self._lock:
-            conn = self.conns.get(name)
-            st = self.status[name]
-            if conn is not None and conn.stream_error is None and conn._stub is not None:
-                return conn
+        """The live connection to `name`, opening a new one if the old one broke; None if unreachable.
+
+        Opening one happens outside the pool's lock and within CONNECT_TIMEOUT_S: a switch that listens
+        but does not answer (stopped, overloaded) costs only the callers that need that switch, and
+        only seconds."""
+        with self._connecting[name]:  # one attempt per switch at a time; the others wait for it
+            with self._lock:
+                conn = self.conns.get(name)
+                if conn is not None and conn.stream_error is None and conn._stub is not None:
+                    return conn
+                if conn is not None:
+                    self.conns.pop(name, None)
             if conn is not None:
                 conn.close()
-                self.conns.pop(name, None)
+            st = self.status[name]
             sw = self.topology.fabric.switch(name)
             if not _listening(sw.grpc_addr):  # fail fast: a gRPC connect would wait the whole timeout
                 st.reachable, st.pipeline_loaded, st.in_sync = False, False, False
                 st.last_error = f"{name}: nothing listens at {sw.grpc_addr}"
                 return None
-            conn = SwitchConnection(name, sw.grpc_addr, sw.device_id, self.election_id, self.timeout)
+            conn = SwitchConnection(name, sw.grpc_addr, sw.device_id, self.election_id, CONNECT_TIMEOUT_S)
             try:
                 conn.connect()
             except P4RuntimeError as exc:
                 st.reachable, st.pipeline_loaded, st.in_sync = False, False, False
                 st.last_error = str(exc)
                 return None
-            self.conns[name] = conn
+            conn.timeout = self.timeout  # for its calls from now on
+            with self._lock:
+                self.conns[name] = conn
             st.reachable, st.last_error = True, ""
             return conn
 
