@@ -369,8 +369,10 @@ class PortLoop:
             batch = []
             while outbound:
                 batch.append(outbound.popleft())
-            stats = PortStats()
-            self._transmit(batch, stats)
+            # these left an egress queue just now: the link emulator's clock is now, not the receive
+            # time of the last batch (see _packet_clock)
+            self._arrival = 0.0
+            self._transmit(batch, PortStats())
 
     def _forward(self, port: int, frame: bytes) -> None:
         senders = self.senders
