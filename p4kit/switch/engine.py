@@ -299,7 +299,11 @@ class Engine:
         self.FIELD_LISTS = ns["FIELD_LISTS"]
         self.tracing = tracing
         # Link rates pace the egress queues only when the program can see the queues (queues.py).
-        src = json.dumps({k: v for k, v in prog.json.items() if k not in ("header_types", "headers")})
+        # field_aliases name the queue fields in every p4c-built JSON (queueing_metadata.*): they are
+        # not a use, and counting them put every program's WAN ports behind 64-packet queues.
+        src = json.dumps(
+            {k: v for k, v in prog.json.items() if k not in ("header_types", "headers", "field_aliases")}
+        )
         sw.traffic_manager.use_link_rates = any(
             f'"{name}"]' in src for name in ("enq_qdepth", "deq_qdepth", "deq_timedelta", "enq_timestamp")
         )
