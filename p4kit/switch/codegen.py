@@ -619,8 +619,15 @@ class CodeGen:
             if c is None:
                 raise PipelineLoadError(f"count on unknown counter '{ps[0]['value']}'")
             cn = self.const(_ident("CT", c.name, len(self.consts)), c)
-            i = self.tmp("i")
             idx, _ = self.expr(ps[1])
+            if re.fullmatch(r"\d+", idx):  # a constant index: checked here, once
+                if int(idx) < c.size:
+                    self.emit(ind, f"{cn}.packets[{idx}] += 1")
+                    self.emit(ind, f"{cn}.bytes[{idx}] += P.plen")
+                else:
+                    self.emit(ind, "pass  # index out of range: nothing counted")
+                return
+            i = self.tmp("i")
             self.emit(ind, f"{i} = {idx}")
             self.emit(ind, f"if 0 <= {i} < {c.size}:")
             self.emit(ind + 1, f"{cn}.packets[{i}] += 1")
