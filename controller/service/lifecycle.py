@@ -112,9 +112,10 @@ class Jobs:
         try:
             Writer(self.state.pool.live()).insert(items, resets_for(self.state.index, plan.switch_rounds))
         except ApplyError as exc:
-            raise Unavailable(
-                f"installation failed and was rolled back, nothing of the job stays: {exc}"
-            ) from None
+            message = f"installation failed and was rolled back, nothing of the job stays: {exc}"
+            if _tables_full(exc):  # the switch answered: it has no room (a 409), it is not unavailable
+                raise Conflict(message) from None
+            raise Unavailable(message) from None
 
     # --- delete and reset ----------------------------------------------------------------------------
 
@@ -260,6 +261,13 @@ class Jobs:
         st.store.delete_job(job.id)
         log.info("job %d removed", job.id)
         return errors
+
+
+def _tables_full(exc: ApplyError) -> bool:
+    """True when every update the switch refused was refused for want of room (RESOURCE_EXHAUSTED)."""
+    cause = exc.__cause__
+    updates = cause.updates if isinstance(cause, P4RuntimeError) else []
+    return bool(updates) and all(u.code_name == "RESOURCE_EXHAUSTED" for u in updates)
 
 
 def _not_busy(job: JobRow) -> None:

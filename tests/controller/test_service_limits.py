@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -182,3 +183,26 @@ def test_a_large_job_does_not_hold_up_another_tenants(
     assert big_still_installing, "the small job was answered only after the large one was installed"
     assert small.delete(f"/jobs/{r.json()['id']}").status_code == 200
     assert big.delete(f"/jobs/{answer['big'].json()['id']}").status_code == 200
+
+
+def test_a_full_table_is_a_409_with_the_switchs_reason(tmp_path: Path) -> None:
+    """With the rounds quota lifted, a schedule of 1100 rounds exceeds inc_tenants (1024 entries per
+    switch): the answer is 409 naming the full table, nothing stays installed, and the service serves on."""
+    with running_switches(tmp_path, build_pipeline(tmp_path / "build")) as sw:
+        svc = start_service(sw, tmp_path / "controller.db", extra=("--quota-rounds", "2000"))
+        try:
+            with svc.client() as admin:
+                token = admin.post("/tenants", json={"name": "greedy"}).json()["token"]
+                before = {s["name"]: s["entries"] for s in admin.get("/switches").json()}
+                with svc.client(token) as t:
+                    rounds = [[["TYO", "NYC"]]] * 1100
+                    body = {"workers": ["TYOw1", "NYCw1"], "strategy": "core-cliques", "slots": 1}
+                    r = t.post("/jobs", json={**body, "schedule": {"mode": "explicit", "rounds": rounds}})
+                    assert r.status_code == 409, r.text
+                    assert "is full" in r.json()["error"] and "rolled back" in r.json()["error"], r.text
+                    assert t.get("/jobs").json() == []
+                    assert {s["name"]: s["entries"] for s in admin.get("/switches").json()} == before
+                    r = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1"], "slots": 2})
+                    assert r.status_code == 201, r.text
+        finally:
+            stop(svc.proc)
