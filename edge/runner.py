@@ -19,6 +19,7 @@ import numpy as np
 
 from edge.hierarchical import hierarchical_allreduce
 from edge.ring import Peer, ps_allreduce, ring_allreduce
+from edge.secure import PairwiseMasks, publish_and_collect
 from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
@@ -44,6 +45,15 @@ def expected_sum(seed: int, ranks: list[int], elements: int, mode: str) -> np.nd
 
 def run(spec: dict) -> dict:
     data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"])
+    masks = None
+    key_exchange_s = 0.0
+    if spec.get("secure"):  # before the common start: the key agreement is setup, not allreduce time
+        sec = spec["secure"]
+        k0 = time.time()
+        worker_spec = WorkerSpec.model_validate(spec["worker"])
+        key, peers = publish_and_collect(Path(sec["board"]), spec["rank"], int(sec["workers"]))
+        masks = PairwiseMasks(key, peers, spec["rank"], worker_spec.tenant, worker_spec.epoch)
+        key_exchange_s = time.time() - k0
     start_at = float(spec.get("start_at", 0))
     lag = time.time() - start_at
     if lag < 0:
@@ -54,8 +64,10 @@ def run(spec: dict) -> dict:
     if algo == "inc":
         job = IncJob.from_spec(WorkerSpec.model_validate(spec["worker"]))
         with IncWorker(job) as worker:
-            result = worker.allreduce(data, spec["mode"])
+            result = worker.allreduce(data, spec["mode"], masks)
             stats = vars(worker.stats)
+            if masks is not None:
+                stats["key_exchange_s"] = round(key_exchange_s, 4)
     elif algo in ("ring", "ps", "hierarchical"):
         peers = [Peer(p["rank"], p["ip"]) for p in spec["peers"]]
         timeout = float(spec.get("timeout_s", 300))

@@ -45,6 +45,7 @@ from edge.protocol import (
     slot_of,
     worker_port,
 )
+from edge.secure import PairwiseMasks, masked
 from edge.spec import RoundSpec, WorkerSpec
 
 
@@ -405,14 +406,18 @@ class IncWorker:
 
     # --- public collectives ---------------------------------------------------------------------------
 
-    def allreduce(self, values: np.ndarray, mode: str = "int32") -> np.ndarray:
+    def allreduce(
+        self, values: np.ndarray, mode: str = "int32", masks: PairwiseMasks | None = None
+    ) -> np.ndarray:
         """The element-wise sum over all workers of the job, with the input's shape.
 
         mode "int32": exact; the input must be integers that fit in int32 (wrap-around only where the sum
         overflows). "float32": fixed point with per-block exponents (error per element at most
         workers * 2**-(shift+1) of its block; see edge.formats); inf and NaN propagate as IEEE addition
-        would, without disturbing the block's other values."""
-        return formats.allreduce_with(self.reduce_lanes, values, mode, self.job.workers)
+        would, without disturbing the block's other values. With `masks` (edge.secure) every sum travels
+        masked, and the result is the same."""
+        reduce = self.reduce_lanes if masks is None else masked(self.reduce_lanes, masks)
+        return formats.allreduce_with(reduce, values, mode, self.job.workers)
 
     # --- the streaming engine -------------------------------------------------------------------------
 

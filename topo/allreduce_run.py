@@ -4,6 +4,7 @@ checking every worker's result against the exact sum of all inputs."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -42,6 +43,7 @@ class AllreduceSpec:
 
     seed: int = 1
     stall_timeout_s: float = 30.0
+    secure: bool = False  # pairwise additive masks (edge/secure.py): the switches see only masked sums
 
 
 @dataclass
@@ -132,7 +134,7 @@ def _check(
     stats: dict[str, float] = {}
     for r in ok_reports:
         for k, v in r.get("stats", {}).items():
-            if k in ("srtt_ms", "base_rtt_ms", "window"):  # per-worker state: report the worst
+            if k in ("srtt_ms", "base_rtt_ms", "window", "key_exchange_s"):  # per worker: report the worst
                 stats[f"max_{k}"] = max(stats.get(f"max_{k}", 0), v)
             elif isinstance(v, int):
                 stats[k] = stats.get(k, 0) + v
@@ -171,6 +173,8 @@ def run_inc(
             on_installed(plans)
         out_dir = running.run_dir / "allreduce" / "inc"
         out_dir.mkdir(parents=True, exist_ok=True)
+        for board in out_dir.glob("keys-t*"):  # public keys of an earlier run in this folder
+            shutil.rmtree(board)
         start_at = time.time() + START_DELAY_S
         all_specs: dict[str, dict] = {}
         per_tenant: dict[int, tuple[list[int], list[Path]]] = {}
@@ -191,6 +195,11 @@ def run_inc(
                     "report": str(out_dir / f"t{t}-rank{rank}.report.json"),
                     "worker": plan.worker_spec(host, spec.stall_timeout_s).model_dump(),
                 }
+                if spec.secure:
+                    all_specs[f"{host}#{t}"]["secure"] = {
+                        "board": str(out_dir / f"keys-t{t}"),
+                        "workers": len(hosts),
+                    }
             per_tenant[t] = (list(range(len(hosts))), outs)
         progress(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"

@@ -141,3 +141,10 @@ def test_host_baselines_are_exact_and_never_beat_their_bounds(wan3_lossy) -> Non
         res = run_baseline(wan3_lossy, spec, algo, _log)
         assert res.errors == [] and res.exact, algo
         assert 0 < res.bound_s <= res.seconds, (algo, res.bound_s, res.seconds)
+
+
+def test_secure_aggregation_is_exact_through_the_switches(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
+    """Pairwise masks agreed by X25519 between the six workers' hosts; the switches add masked values."""
+    [res] = run_inc(wan3_lossy, AllreduceSpec(elements=8192, mode="int32", nslots=64, secure=True), _log)
+    assert res.errors == [] and res.exact
+    assert res.stats["max_key_exchange_s"] > 0

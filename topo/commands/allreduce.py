@@ -47,6 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="slots per tenant and switch, which bound the window (default: one per chunk of the vector, "
         "up to an equal share of the switches' 4096)",
     )
+    p.add_argument(
+        "--secure",
+        action="store_true",
+        help="secure aggregation: every worker masks its values with pairwise masks agreed by X25519 "
+        "key exchange, which cancel in the sum, so no switch sees a worker's data (docs/obstacles.md)",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the generated inputs")
     p.add_argument(
         "--stall-timeout",
@@ -83,11 +89,15 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
 
-    spec = AllreduceSpec(args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout)
+    spec = AllreduceSpec(
+        args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
+    )
     with running_wan(args, label="allreduce") as running:
         inc = run_inc(running, spec, log)
         bases = [run_baseline(running, spec, name, log) for name in args.compare]
     summary: dict[str, object] = {
+        "mode": args.mode,
+        "secure": args.secure,
         "exact": all(r.exact for r in inc),
         "max_abs_error": max(r.max_abs_error for r in inc),
         "inc": inc[0].summary()
