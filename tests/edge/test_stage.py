@@ -113,7 +113,7 @@ def test_max_kind_reduces_by_maximum():
         assert np.array_equal(res.results[j], want)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     k=st.integers(2, 5),
     chunks=st.integers(1, 60),
@@ -129,7 +129,11 @@ def test_property_exact_and_bounded(k, chunks, slots, loss, dup, jitter, seed):
     d = (d + d.T) / 2
     np.fill_diagonal(d, 0)
     vecs = vectors(k, chunks, seed)
-    res = simulate_round(SimNet(d, loss, dup, jitter, seed), vecs, slots * C, gap_s=0.001)
+    # at 30 % loss a repair needs its request and its answer through (49 % a try); with the back-off to
+    # 4 s, a 30 s stall timeout allows only about 7 tries: give the virtual run room, it costs nothing
+    res = simulate_round(
+        SimNet(d, loss, dup, jitter, seed), vecs, slots * C, gap_s=0.001, stall_timeout_s=600, horizon_s=6000
+    )
     check_exact(res, vecs)
     assert max(res.max_occupancy) <= slots
     assert all(s.peak_chunks <= slots for s in res.stats)
