@@ -280,3 +280,35 @@ def test_epoch_is_new_per_generation_and_kept_on_reinstall(switches: Switches, t
         for j in m2.store.jobs():
             m2.delete_job(ACME, j.id)
         m2.close()
+
+
+def test_a_database_from_a_larger_network_is_served_not_crashed_on(
+    switches: Switches, tmp_path: Path
+) -> None:
+    """The database outlives runs: started on a network without LON, the controller keeps the job that
+    uses LON, shows it degraded (naming LON), and can still delete it; jobs within the network work."""
+    from controller.service.topology import Topology
+
+    db = tmp_path / "db"
+    m = manager(switches, db)
+    job = m.create_job(ACME, JobSpec(["TYOw1", "LONw1"], slots=4))["id"]
+    m.close()
+    small = Topology(switches.topology.sub_fabric(["TYO", "NYC"]), [], switches.topology.regions, 50.0)
+    m2 = JobManager(small, SwitchPool(small, switches.pipeline), Store(db), "a" * 32)
+    try:
+        m2.start(monitor_interval_s=None)
+        view = m2.get_job(ACME, job)
+        assert view["state"] == "degraded" and view["degraded_switches"] == ["LON"], view
+        assert 'tributary_jobs{state="degraded"} 1' in m2.metrics()
+        other = m2.create_job(ACME, JobSpec(["TYOw2", "NYCw2"], slots=4))
+        assert other["state"] == "active"
+        assert m2.delete_job(ACME, job)["removed"]
+        assert m2.delete_job(ACME, other["id"])["removed"]
+    finally:
+        m2.close()
+    # the entries the job had on LON are strays now: a controller for the whole network removes them
+    m3 = manager(switches, db)  # (it reconciles on start)
+    try:
+        assert all(v == {} for v in job_entries(m3).values()), job_entries(m3)
+    finally:
+        m3.close()
