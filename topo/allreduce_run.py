@@ -3,6 +3,7 @@ checking every worker's result against the exact sum of all inputs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
@@ -57,6 +58,7 @@ class AlgoResult:
     errors: list[str] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)
     bound_s: float = 0.0  # the algorithm's lower bound on this WAN (topo.bounds)
+    digests: list[str] = field(default_factory=list)  # sha256 of each worker's result, in rank order
 
     @property
     def goodput(self) -> float:
@@ -114,11 +116,13 @@ def _check(
         bound = float(bound_vec.max())
     max_err = 0.0
     exact = not errors
+    digests = []
     for path in outs:
         if not path.exists():
             exact = False
             continue
         got = np.load(path)
+        digests.append(hashlib.sha256(got.tobytes()).hexdigest())
         if spec.mode == "int32":
             want = exact_sum.astype(np.int64).astype(np.int32)
             diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
@@ -138,7 +142,7 @@ def _check(
                 stats[f"max_{k}"] = max(stats.get(f"max_{k}", 0), v)
             elif isinstance(v, int):
                 stats[k] = stats.get(k, 0) + v
-    return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats)
+    return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats, digests=digests)
 
 
 def run_inc(

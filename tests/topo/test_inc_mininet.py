@@ -19,6 +19,7 @@ def test_int32_allreduce_is_bit_exact_under_loss(wan3_lossy) -> None:  # type: i
     assert res.errors == []
     assert res.exact and res.max_abs_error == 0.0
     assert res.stats["results"] == 6 * 256  # every worker got every chunk once
+    assert len(res.digests) == 6 and len(set(res.digests)) == 1  # every worker holds the same bits
     assert res.stats["retransmissions"] > 0  # 2 % loss on every link: the repair path was exercised
 
 

@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run an allreduce through the switches (INC) and a host baseline on the WAN, and check them",
         description="Bring up the WAN with the given sites, install an aggregation tree per tenant over "
         "P4Runtime, run the allreduce on every worker through the switches, then the same allreduce with "
-        "a host-based baseline (ring or parameter server); check every worker's result against the exact "
+        "host-based baselines (ring, hierarchical, parameter server); check every worker's result against the exact "
         "sum and print a summary (one JSON line with --json). --loss is random loss on every WAN link (a fraction). "
         "Needs root.",
         epilog="example:\n  sudo tributary allreduce --sites TYO,NYC,LON --workers-per-site 2 --elements 262144 "
@@ -53,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="secure aggregation: every worker masks its values with pairwise masks agreed by X25519 "
         "key exchange, which cancel in the sum, so no switch sees a worker's data (docs/obstacles.md)",
     )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run INC (and each baseline) N times on the same inputs and report whether every result of "
+        "every repetition is bit-identical (reproducibility under loss and reordering; default 1)",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the generated inputs")
     p.add_argument(
         "--stall-timeout",
@@ -82,9 +89,10 @@ def _baselines(text: str) -> list[str]:
 def cmd_allreduce(args: argparse.Namespace) -> int:
     if not require_root("allreduce"):
         return 1
-    if args.elements < 1 or args.tenants < 1 or args.slots < 0:
+    if args.elements < 1 or args.tenants < 1 or args.slots < 0 or not 1 <= args.repeat <= 100:
         raise SystemExit(
-            "tributary allreduce: --elements and --tenants must be positive, --slots not negative"
+            "tributary allreduce: --elements and --tenants must be positive, --slots not negative, "
+            "--repeat in 1..100"
         )
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
@@ -93,8 +101,15 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
     with running_wan(args, label="allreduce") as running:
-        inc = run_inc(running, spec, log)
-        bases = [run_baseline(running, spec, name, log) for name in args.compare]
+        incs, runs = [], {name: [] for name in args.compare}
+        for i in range(args.repeat):
+            if args.repeat > 1:
+                log(f"repetition {i + 1} of {args.repeat}")
+            incs.append(run_inc(running, spec, log))
+            for name in args.compare:
+                runs[name].append(run_baseline(running, spec, name, log))
+    inc = incs[-1]
+    bases = [runs[name][-1] for name in args.compare]
     summary: dict[str, object] = {
         "mode": args.mode,
         "secure": args.secure,
@@ -108,9 +123,16 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "seconds": round(max(r.seconds for r in inc), 4),
         },
     }
+    if args.repeat > 1:
+        summary["repeat"] = args.repeat
+        summary["bit_identical"] = _identical([r for rep in incs for r in rep[:1]])
+        summary["inc"]["seconds_each"] = [round(rep[0].seconds, 4) for rep in incs]  # type: ignore[index]
+        summary["exact"] = all(r.exact for rep in incs for r in rep)
     inc_goodput = sum(r.goodput for r in inc)
     for base in bases:
         summary[base.name] = base.summary()
+        if args.repeat > 1:
+            summary[base.name]["bit_identical"] = _identical(runs[base.name])  # type: ignore[index]
     if bases:
         first = bases[0]
         summary["ratio"] = round(inc_goodput / first.goodput, 3) if first.goodput else None
@@ -123,5 +145,11 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
     else:
         print(json.dumps(summary, indent=2))
-    ok = summary["exact"] and all(b.exact for b in bases)
+    ok = summary["exact"] and all(b.exact for rep in runs.values() for b in rep)
     return 0 if ok else 1
+
+
+def _identical(results: list) -> bool:  # type: ignore[type-arg]
+    """Every worker of every run holds the very same bits."""
+    digests = {d for r in results for d in r.digests}
+    return len(digests) == 1 and all(len(r.digests) == len(results[0].digests) for r in results)
