@@ -8,6 +8,7 @@ tables are not stored: they are derived from the jobs and re-read from the switc
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -82,6 +83,10 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # tenants' token hashes and everyone's jobs: readable by the controller's user only (SQLite
+            # gives its -wal and -shm files the database file's mode)
+            Path(self.path).touch(mode=0o600, exist_ok=True)
+            os.chmod(self.path, 0o600)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row

@@ -206,3 +206,18 @@ def test_a_full_table_is_a_409_with_the_switchs_reason(tmp_path: Path) -> None:
                     assert r.status_code == 201, r.text
         finally:
             stop(svc.proc)
+
+
+def test_a_bad_content_length_is_a_400_and_the_database_is_private(env: tuple[Switches, Service]) -> None:
+    import socket
+    import stat
+
+    host, port = env[1].url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(
+            b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: lots\r\n\r\n{}"
+        )
+        answer = s.recv(4096).decode(errors="replace")
+    assert answer.startswith("HTTP/1.1 400"), answer
+    db = Path(env[0].dir) / "controller.db"
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
