@@ -404,7 +404,9 @@ class Engine:
         clock, t0 = sw.clock, sw._t0
         nstacks = self.nstacks
         cpu_port = sw.cpu_port
-        drop = self._drop
+        # The fast path exists only while nothing is traced (tracing regenerates the module without
+        # it), so a drop is just its reason appended to the switch's drop log.
+        drop = sw.drop_log.append
         slow_ingress, slow_egress = self._continue_after_ingress, self._continue_after_egress
 
         # The closure is generated as source so that stages the program does not have (no checksum,
