@@ -32,7 +32,7 @@ import numpy as np
 
 from edge import edge_wire as w
 from edge.clique_sender import MULTICAST, StreamSender
-from edge.stage import Deliver, EdgeStage, Nack, RoundPlan, StageStalled
+from edge.stage import Deliver, EdgeStage, Nack, RoundPlan
 
 SOCKET_BUFFER = 8 << 20
 
@@ -167,11 +167,11 @@ class Site:
             return
         ag = self.agreements.setdefault(r.round, _Agreement(r.members))
         ag.members = r.members
-        if self.index == 0:  # everyone holds its first vector: the run's common start
+        if r.round == 1:  # the schedule's first round: everyone holds its vector at the common start
             ag.ready_us = {m: int((self.spec.start_at - r.agree_s) * 1e6) for m in r.members}
             ag.acked_by = set(r.members) - {self.spec.site}
-        else:
-            ag.ready_us[self.spec.site] = int(now * 1e6)
+        else:  # never before the run's start, even when the site sits out the first rounds
+            ag.ready_us[self.spec.site] = int(max(now, self.spec.start_at) * 1e6)
             ag.next_send = now
 
     def _maybe_start(self, now: float) -> None:
@@ -334,7 +334,7 @@ class Site:
         backing off. Knowing the start ourselves is not enough: the others need our ready time too. A
         READY is a whole packet on the members' links, so it is never repeated faster than a round trip."""
         r = self.current
-        if r is None or self.index == 0:
+        if r is None or r.round == 1:
             return
         ag = self.agreements[r.round]
         if now < ag.next_send:
@@ -391,7 +391,7 @@ class Site:
             if d is not None:
                 deadlines.append(d)
             cur = self.current
-            if cur is not None and self.index > 0:
+            if cur is not None and cur.round > 1:
                 ag = self.agreements[cur.round]
                 s = ag.start_s(cur.agree_s)
                 if self.started_round is None and s is not None:
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = SiteSpec.from_json(json.loads(Path(args[0]).read_text()))
     try:
         report = Site(spec).run()
-    except (StageStalled, RuntimeError, OSError) as exc:
+    except Exception as exc:  # any failure ends in a report saying what it was, never a silent exit
         report = {"site": spec.site, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
     Path(spec.report).write_text(json.dumps(report))
     return 0 if "error" not in report else 1

@@ -27,18 +27,21 @@ def _worker_ip(site: int) -> str:
     return f"127.0.1.{10 + site}"
 
 
-def test_two_round_grid_over_loopback_sockets(tmp_path: Path):
+def _run_sites(tmp_path: Path, sites: list[int], schedule: list[tuple[int, list[tuple[int, ...]]]]):  # type: ignore[no-untyped-def]
+    """Start a receiver and a site process per site on loopback addresses; wait; return the inputs."""
     rng = np.random.default_rng(5)
     vectors = {
-        s: rng.integers(0, 2**32, size=(CHUNKS, w.LANES), dtype=np.uint64).astype(np.uint32) for s in SITES
+        s: rng.integers(0, 2**32, size=(CHUNKS, w.LANES), dtype=np.uint64).astype(np.uint32) for s in sites
     }
     start_at = time.time() + 3.0
     procs = []
-    for s in SITES:
+    for s in sites:
         np.save(tmp_path / f"in{s}.npy", vectors[s])
         rounds = []
-        for rnd, cliques in ROUNDS:
-            members = next(c for c in cliques if s in c)
+        for rnd, cliques in schedule:
+            members = next((c for c in cliques if s in c), None)
+            if members is None:
+                continue  # this site sits the round out
             rounds.append(
                 {
                     "round": rnd,
@@ -56,7 +59,7 @@ def test_two_round_grid_over_loopback_sockets(tmp_path: Path):
             "epoch": 77,
             "memory_bytes": 8 * w.CHUNK_BYTES,
             "stream_ip": "",
-            "peers": {str(m): _ip(m) for m in SITES if m != s},
+            "peers": {str(m): _ip(m) for m in sites if m != s},
             "workers": [_worker_ip(s)],
             "rounds": rounds,
             "lanes_path": str(tmp_path / f"in{s}.npy"),
@@ -92,6 +95,11 @@ def test_two_round_grid_over_loopback_sockets(tmp_path: Path):
     finally:
         for p in procs:
             p.kill()
+    return vectors
+
+
+def test_two_round_grid_over_loopback_sockets(tmp_path: Path):
+    vectors = _run_sites(tmp_path, SITES, ROUNDS)
     want = np.zeros_like(vectors[1])
     for v in vectors.values():
         want += v
@@ -110,3 +118,29 @@ def test_two_round_grid_over_loopback_sockets(tmp_path: Path):
     # the two members of each round-2 clique started at the same instant (A4)
     starts = {s: json.loads((tmp_path / f"site{s}.json").read_text())["rounds"][1]["start"] for s in SITES}
     assert abs(starts[1] - starts[3]) < 1e-6 and abs(starts[2] - starts[4]) < 1e-6
+
+
+def test_rotating_pairs_with_a_site_that_sits_out_the_first_round(tmp_path: Path):
+    """Three sites, pairs: site 3 idles in round 1 and joins in round 2, so its first round needs the
+    start agreement like everyone else's later rounds."""
+    schedule = [(1, [(1, 2)]), (2, [(2, 3)]), (3, [(1, 3)])]
+    vectors = _run_sites(tmp_path, [1, 2, 3], schedule)
+    v = {s: vectors[s].copy() for s in vectors}
+    counts = dict.fromkeys(v, 1)
+    for _rnd, cliques in schedule:  # the exact sums each round gives (mod 2**32)
+        for c in cliques:
+            total = sum(v[m] for m in c)
+            n = sum(counts[m] for m in c)
+            for m in c:
+                v[m], counts[m] = total.copy(), n
+    for s in (1, 2, 3):
+        site = json.loads((tmp_path / f"site{s}.json").read_text())
+        assert "error" not in site, site
+        recv = json.loads((tmp_path / f"recv{s}.json").read_text())
+        assert "error" not in recv, recv
+        assert recv["count"] == [counts[s]]
+        assert np.array_equal(np.load(tmp_path / f"out{s}.npy"), v[s])
+    site3 = json.loads((tmp_path / "site3.json").read_text())
+    site2 = json.loads((tmp_path / "site2.json").read_text())
+    assert site3["rounds"][0]["start"] == site2["rounds"][1]["start"]  # one agreed start
+    assert site3["rounds"][0]["start"] >= site2["rounds"][0]["done"]
