@@ -87,3 +87,12 @@ def test_bad_schedules_are_refused_with_the_reason():
     fabric.switch("LON").hosts = [h for h in fabric.switch("LON").hosts if h.role != "edge"]
     with pytest.raises(EdgePlanError, match="LON needs exactly one edge host"):
         plan_edge_job(fabric, 1, 1, [[("TYO", "LON")]])
+
+
+def test_only_schedules_whose_sums_fit_are_run():
+    from topo.edge_run import runnable
+
+    assert runnable(GRID) is None  # every site counted once: 9 contributions
+    pairs = [[("TYO", "NYC")], [("NYC", "LON")], [("TYO", "LON")]] * 8  # sums double: 2^k contributions
+    why = runnable(pairs)
+    assert why is not None and "at most 128 fit int32" in why

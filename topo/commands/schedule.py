@@ -461,8 +461,17 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
         return 0
     if not require_root("schedule --run"):
         return 1
-    from topo.edge_run import run_schedule
+    from topo.edge_run import run_schedule, runnable
     from topo.session import running_wan
+
+    skipped = {}
+    for strategy, rounds, _p, _t in plans:
+        why = runnable(rounds)
+        if why is not None:
+            skipped[strategy] = why
+            log(f"not running {strategy}: {why}")
+    if len(skipped) == len(plans):
+        return _err(f"nothing to run: {'; '.join(f'{k}: {v}' for k, v in skipped.items())}")
 
     run_args = argparse.Namespace(
         topology=args.topology,
@@ -478,7 +487,12 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
     )
     ok = True
     with running_wan(run_args, label="schedule") as running:
-        for tenant, (strategy, rounds, _predicted, _total) in enumerate(plans, start=1):
+        for tenant, (strategy, rounds, predicted, total) in enumerate(plans, start=1):
+            if strategy in skipped:
+                entry = _predicted_json(strategy, predicted, total)
+                entry["skipped"] = skipped[strategy]
+                out["runs"].append(entry)  # type: ignore[attr-defined]
+                continue
             log(f"running {strategy}: {len(rounds)} round(s)")
             res = run_schedule(
                 running,
@@ -494,6 +508,7 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
             out["runs"].append(res.to_json())  # type: ignore[attr-defined]
             ok = ok and res.exact
     runs = out["runs"]  # type: ignore[assignment]
+    runs = [r for r in runs if "skipped" not in r]  # type: ignore[union-attr]
     measured = [r for r in runs if r.get("measured_s") is not None]  # type: ignore[union-attr]
     if len(measured) == len(runs) and len(runs) > 1:
         out["winner_measured"] = min(runs, key=lambda r: r["measured_s"])["strategy"]  # type: ignore[index]
@@ -536,6 +551,9 @@ def _print_emulated(out: dict[str, object], as_json: bool) -> None:
         f"stage memory {em['memory_bytes']} B, vector {em['chunks']} chunks, loss {out['loss']}"  # type: ignore[index]
     )
     for r in out["runs"]:  # type: ignore[attr-defined]
+        if r.get("skipped"):
+            con.print(f"{r['strategy']}: predicted {r['predicted_s']} s, not run: {r['skipped']}")
+            continue
         t = Table(
             title=f"{r['strategy']}: predicted {r['predicted_s']} s, measured {r['measured_s']} s, exact {r.get('exact')}"
         )
