@@ -221,13 +221,16 @@ class SwitchConnection:
             raise self._fail("SetForwardingPipelineConfig", err) from None
 
     def get_pipeline(
-        self, response_type: int = p4runtime_pb2.GetForwardingPipelineConfigRequest.ALL
+        self,
+        response_type: int = p4runtime_pb2.GetForwardingPipelineConfigRequest.ALL,
+        timeout: float | None = None,
     ) -> p4runtime_pb2.ForwardingPipelineConfig:
+        """`timeout`: seconds for this call (default: the connection's)."""
         req = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id, response_type=response_type
         )
         try:
-            return self.stub.GetForwardingPipelineConfig(req, timeout=self.timeout).config
+            return self.stub.GetForwardingPipelineConfig(req, timeout=timeout or self.timeout).config
         except grpc.RpcError as err:
             raise self._fail("GetForwardingPipelineConfig", err) from None
 
@@ -257,13 +260,16 @@ class SwitchConnection:
     def delete(self, entities: Iterable[p4runtime_pb2.Entity]) -> None:
         self.write(_updates(p4runtime_pb2.Update.DELETE, entities))
 
-    def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
-        """Read with the given (possibly wildcard) entities; returns every matching entity."""
+    def read(
+        self, entities: Iterable[p4runtime_pb2.Entity], timeout: float | None = None
+    ) -> list[p4runtime_pb2.Entity]:
+        """Read with the given (possibly wildcard) entities; returns every matching entity.
+        `timeout`: seconds for this call (default: the connection's)."""
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
         req.entities.extend(entities)
         out: list[p4runtime_pb2.Entity] = []
         try:
-            for resp in self.stub.Read(req, timeout=self.timeout):
+            for resp in self.stub.Read(req, timeout=timeout or self.timeout):
                 out.extend(resp.entities)
         except grpc.RpcError as err:
             raise self._fail("Read", err) from None

@@ -54,13 +54,15 @@ def cell_usage(
     return done, earlier * fan_in + arrivals
 
 
-def round_traffic(conn: SwitchConnection, index: P4InfoIndex, sr: SwitchRound) -> RoundTraffic:
+def round_traffic(
+    conn: SwitchConnection, index: P4InfoIndex, sr: SwitchRound, timeout: float | None = None
+) -> RoundTraffic:
     cells = range(sr.cells.base, sr.cells.base + sr.cells.cells)
     probes = [index.register_entry("cell_chunk", c) for c in cells]
     probes += [index.register_entry("cell_arrivals", c) for c in cells]
     chunk_id = index.register("cell_chunk").preamble.id
     values: dict[tuple[int, int], int] = {}
-    for e in conn.read(probes):
+    for e in conn.read(probes, timeout=timeout):
         re = e.register_entry
         values[(re.register_id, re.index.index)] = decode_value(re.data.bitstring)
     nslots = sr.cells.cells // 2
@@ -75,10 +77,12 @@ def round_traffic(conn: SwitchConnection, index: P4InfoIndex, sr: SwitchRound) -
     return RoundTraffic(sr.switch, sr.round, chunks, packets)
 
 
-def switch_stats(conn: SwitchConnection, index: P4InfoIndex) -> dict[str, tuple[int, int]]:
+def switch_stats(
+    conn: SwitchConnection, index: P4InfoIndex, timeout: float | None = None
+) -> dict[str, tuple[int, int]]:
     """The switch-wide `inc_stats` counter: reason -> (packets, bytes)."""
     out: dict[str, tuple[int, int]] = {}
-    for e in conn.read([index.counter_entry("inc_stats")]):
+    for e in conn.read([index.counter_entry("inc_stats")], timeout=timeout):
         ce = e.counter_entry
         i = ce.index.index
         if i < len(STAT_NAMES):

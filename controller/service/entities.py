@@ -59,14 +59,16 @@ def route_items(index: P4InfoIndex, topology: Topology) -> list[Item]:
     return out
 
 
-def read_switch_state(conn: SwitchConnection, index: P4InfoIndex) -> dict[Key, p4runtime_pb2.Entity]:
+def read_switch_state(
+    conn: SwitchConnection, index: P4InfoIndex, timeout: float | None = None
+) -> dict[Key, p4runtime_pb2.Entity]:
     """Every entry of the job and route tables and every multicast group the switch holds."""
     probes = [index.table_entry(t) for t in (*JOB_TABLES, *ROUTE_TABLES)]
     grp = p4runtime_pb2.Entity()
     grp.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = 0
     probes.append(grp)
     out: dict[Key, p4runtime_pb2.Entity] = {}
-    for e in conn.read(probes):
+    for e in conn.read(probes, timeout=timeout):
         if e.HasField("table_entry") and e.table_entry.is_default_action:
             continue
         out[entity_key(e)] = e

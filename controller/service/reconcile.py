@@ -38,6 +38,7 @@ from controller.service.store import JobRow
 log = logging.getLogger("tributary.controller")
 
 LIVE_STATES = ("active", "replacing")
+WATCH_TIMEOUT_S = 5.0  # the watcher's look at a switch: one that does not answer is taken as down
 
 
 @dataclass
@@ -205,7 +206,7 @@ class Reconciler:
                     if conn is None:
                         continue
                     fresh = self._conn_ids.get(name) != id(conn)
-                    if fresh or not pool.status[name].in_sync or not pool.has_pipeline(conn):
+                    if fresh or not pool.status[name].in_sync or not pool.has_pipeline(conn, WATCH_TIMEOUT_S):
                         log.warning(
                             "switch %s (re)connected, lost its pipeline or is behind: reconciling", name
                         )

@@ -109,10 +109,12 @@ class SwitchPool:
             st.reachable, st.last_error = True, ""
             return conn
 
-    def has_pipeline(self, conn: SwitchConnection) -> bool:
+    def has_pipeline(self, conn: SwitchConnection, timeout: float | None = None) -> bool:
         """False when the switch holds no pipeline (it restarted, or was never provisioned)."""
         try:
-            cfg = conn.get_pipeline(p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+            cfg = conn.get_pipeline(
+                p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE, timeout=timeout
+            )
         except P4RuntimeError as exc:
             if exc.code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
                 return False

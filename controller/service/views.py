@@ -18,6 +18,10 @@ from controller.service.reconcile import kind_name
 from controller.service.state import ServiceState
 from controller.service.store import JobRow
 
+# A view reads the switches while the caller waits: a switch that does not answer (stopped, overloaded)
+# costs at most this per call, and is then taken as down until it answers again
+VIEW_TIMEOUT_S = 10.0
+
 
 def job_switches(plan: Plan) -> list[str]:
     return sorted({sr.switch for sr in plan.switch_rounds})
@@ -134,9 +138,11 @@ def job_counters(state: ServiceState, plan: Plan) -> dict:
             per.append({"switch": sr.switch, "round": sr.round, "error": "switch not connected"})
             continue
         try:
-            t = round_traffic(conn, state.index, sr)
+            t = round_traffic(conn, state.index, sr, timeout=VIEW_TIMEOUT_S)
         except P4RuntimeError as exc:
             per.append({"switch": sr.switch, "round": sr.round, "error": str(exc)})
+            state.pool.mark_down(sr.switch, str(exc))  # the job's other rounds there need not wait too
+            conns.pop(sr.switch, None)
             continue
         per.append(
             {
@@ -186,17 +192,18 @@ def switches_view(state: ServiceState, principal: Principal) -> list[dict]:
         conn = pool.connect(sw.name)
         if conn is not None:
             try:
-                row["pipeline_loaded"] = pool.has_pipeline(conn)
+                row["pipeline_loaded"] = pool.has_pipeline(conn, timeout=VIEW_TIMEOUT_S)
                 row["reachable"] = True
                 if row["pipeline_loaded"] and principal.is_admin:
-                    held = read_switch_state(conn, state.index)
+                    held = read_switch_state(conn, state.index, timeout=VIEW_TIMEOUT_S)
                     tables: dict[str, int] = {}
                     for e in held.values():
                         kind = kind_name(state.index, e)
                         tables[kind] = tables.get(kind, 0) + 1
                     row["entries"] = sum(tables.values())
                     row["by_table"] = tables
-                    row["inc_stats"] = {k: v[0] for k, v in switch_stats(conn, state.index).items()}
+                    stats = switch_stats(conn, state.index, timeout=VIEW_TIMEOUT_S)
+                    row["inc_stats"] = {k: v[0] for k, v in stats.items()}
             except P4RuntimeError as exc:
                 pool.mark_down(sw.name, str(exc))
                 row["reachable"] = row["pipeline_loaded"] = False

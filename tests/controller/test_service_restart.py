@@ -213,3 +213,38 @@ def test_schedule_replaced_while_the_job_is_installed(switches: Switches, tmp_pa
         assert t.delete(f"/jobs/{job}").status_code == 200
     finally:
         stop(svc.proc)
+
+
+def test_a_stopped_switch_costs_seconds_not_a_hang(switches: Switches, tmp_path: Path) -> None:
+    """A switch that listens but does not answer (SIGSTOP): the job view answers within the views'
+    timeout, names the switch, reads degraded; once the switch runs again the job is active again."""
+    import os
+    import signal
+
+    svc = start_service(switches, tmp_path / "controller.db")
+    try:
+        t = new_tenant(svc, "frozen")
+        job = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1", "LONw1"], "slots": 4}).json()["id"]
+        pgid = switches.procs["NYC"].pid
+        os.killpg(pgid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            view = t.get(f"/jobs/{job}").json()
+            took = time.monotonic() - t0
+            assert took < 25, f"the view took {took:.1f} s"
+            nyc = [p for p in view["counters"]["per_switch_round"] if p["switch"] == "NYC"]
+            assert nyc and all("error" in p for p in nyc), view["counters"]
+            view = wait_for(lambda: t.get(f"/jobs/{job}", params={"counters": "false"}).json(),
+                            lambda v: v["state"] == "degraded", 20)  # fmt: skip
+            assert view["degraded_switches"] == ["NYC"], view
+            t0 = time.monotonic()
+            assert t.get(f"/jobs/{job}").status_code == 200
+            assert time.monotonic() - t0 < 15
+        finally:
+            os.killpg(pgid, signal.SIGCONT)
+        view = wait_for(lambda: t.get(f"/jobs/{job}", params={"counters": "false"}).json(),
+                        lambda v: v["state"] == "active", 60)  # fmt: skip
+        assert view["state"] == "active", view
+        assert t.delete(f"/jobs/{job}").status_code == 200
+    finally:
+        stop(svc.proc)
