@@ -187,6 +187,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--seed", type=int, default=1, help="seed of the sites' inputs")
     run.add_argument(
+        "--run-memories",
+        default="4MB,8MB,16MB,32MB,64MB,256MB",
+        help="--sweep --run: the memories to measure (nine cities; one WAN each; default 4MB..256MB, 6 points)",
+    )
+    run.add_argument(
         "--stall-timeout", type=float, default=30.0, help="a stage gives up after this long without progress"
     )
     run.add_argument(
@@ -234,6 +239,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     try:
         net = network_from_wan(wan, args.bandwidth)
         edge = EdgeParams(args.memory, args.size, args.chunk, Inbound(args.inbound), Sync(args.sync))
+        if args.sweep and args.run:
+            return _measured_sweep(args)
         if args.sweep:
             return _sweep(net, edge, args, families)
         result = optimise(net, edge, args.eps, families)
@@ -575,3 +582,35 @@ def _print_emulated(out: dict[str, object], as_json: bool) -> None:
             con.print(f"[red]errors: {r['errors']}[/]")
     if "winner_measured" in out:
         con.print(f"winner: measured {out['winner_measured']}, predicted {out['winner_predicted']}")
+
+
+def _measured_sweep(args: argparse.Namespace) -> int:
+    """--sweep --run: measure the best schedule and the comparison at each of --run-memories."""
+    from topo.options import require_root
+
+    if not require_root("schedule --sweep --run"):
+        return 1
+    from topo.edge_sweep import measured_sweep
+
+    memories = [m.strip() for m in args.run_memories.split(",") if m.strip()]
+    for m in memories:
+        _size(m)  # refuse a bad size before any WAN comes up
+    size_text = f"{args.size:g}B"
+    rows = measured_sweep(memories, size_text, args.loss, args.out)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "points": rows,
+                    "csv": str(args.out.with_suffix(".csv")),
+                    "plot": str(args.out.with_suffix(".png")),
+                }
+            )
+        )
+    else:
+        for r in rows:
+            print(
+                f"{format_size(r['memory_bytes'])}: {r['strategy']}: predicted {r['predicted_s']} s, measured {r['measured_s']} s"
+            )
+        print(f"wrote {args.out.with_suffix('.csv')} and {args.out.with_suffix('.png')}")
+    return 0 if all(r["exact"] for r in rows if r["measured_s"] is not None) else 1
