@@ -18,8 +18,7 @@ from controller.p4rt import P4InfoIndex
 from controller.provision import connect_all, provision
 from edge import edge_wire as w
 from edge import protocol as P  # noqa: N812
-from p4kit.switch.p4runtime_server import P4RuntimeServer, P4RuntimeService
-from p4kit.switch.runtime import Switch
+from tests.inprocess import serve_switches
 from topo import addressing
 from topo.pipeline import build_pipeline
 from topo.wan import Link, Wan, default_wan
@@ -38,15 +37,7 @@ class Fabric4:
         wan = Wan(base.sites, [Link("TYO", "LAX", 107), Link("LAX", "NYC", 69), Link("NYC", "LON", 78)], 1)
         self.wan = wan
         self.fabric = addressing.fabric(wan)
-        self.switches: dict[str, Switch] = {}
-        self.servers = []
-        for sw in self.fabric.switches:
-            switch = Switch()
-            server = P4RuntimeServer(P4RuntimeService(switch, sw.device_id), "127.0.0.1:0")
-            server.start()
-            sw.grpc_addr = f"127.0.0.1:{server.port}"
-            self.switches[sw.name] = switch
-            self.servers.append(server)
+        self.switches, self.servers = serve_switches(self.fabric)
         self.conns = connect_all(self.fabric)
         provision(self.fabric, self.conns, pipeline)
         self.index = P4InfoIndex(pipeline.p4info)

@@ -4,6 +4,7 @@ checksums and serial-number chunk comparison."""
 
 import itertools
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -27,9 +28,14 @@ from edge.protocol import (
 )
 
 
-def lockstep_allreduce(inputs: list[np.ndarray], mode: str) -> list[np.ndarray]:
+def lockstep_allreduce(
+    inputs: list[np.ndarray],
+    mode: str,
+    wrap: Callable[[int, formats.LaneReduce], formats.LaneReduce] | None = None,
+) -> list[np.ndarray]:
     """formats.allreduce_with for several workers at once, each in its own thread, over a lane reduction
-    that does what the switches do (wrap-around sum of uint32, or unsigned max)."""
+    that does what the switches do (wrap-around sum of uint32, or unsigned max). `wrap(rank, reduce)`
+    may put something between a worker and the switches (secure aggregation's masks, say)."""
     n = len(inputs)
     barrier = threading.Barrier(n)
     posted: dict[int, list] = {}
@@ -56,7 +62,8 @@ def lockstep_allreduce(inputs: list[np.ndarray], mode: str) -> list[np.ndarray]:
 
     def run(rank: int) -> None:
         try:
-            results[rank] = formats.allreduce_with(reducer(rank), inputs[rank], mode, n)
+            reduce = reducer(rank) if wrap is None else wrap(rank, reducer(rank))
+            results[rank] = formats.allreduce_with(reduce, inputs[rank], mode, n)
         except Exception as exc:  # reported below
             errors.append(exc)
             barrier.abort()

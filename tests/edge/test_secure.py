@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edge import formats
-from edge.protocol import INC_LANES, KIND_MAX, KIND_SUM
+from edge.protocol import INC_LANES, KIND_SUM
 from edge.secure import KeyExchangeError, PairwiseMasks, masked, publish_and_collect
+from tests.edge.test_formats import lockstep_allreduce
 
 
 def agree(board: Path, n: int, tenant: int = 1, epoch: int = 7) -> list[PairwiseMasks]:
@@ -68,39 +68,15 @@ def test_a_masked_allreduce_gives_the_unmasked_result(tmp_path: Path, mode: str)
     inputs[1][5] = np.inf if mode == "float32" else inputs[1][5]
     seen: list[np.ndarray] = []
 
-    def run(use_masks: bool) -> list[np.ndarray]:
-        barrier = threading.Barrier(n)
-        posted: dict[int, list] = {}
-        lock = threading.Lock()
-        results: list = [None] * n
+    def through_masks(rank: int, reduce):  # type: ignore[no-untyped-def]
+        def switches(lanes: np.ndarray, kind: int) -> np.ndarray:
+            if kind == KIND_SUM:
+                seen.append(lanes)  # what the switches are handed
+            return reduce(lanes, kind)
 
-        def worker(rank: int) -> None:
-            calls = [0]
+        return masked(switches, masks[rank])
 
-            def reduce(lanes: np.ndarray, kind: int) -> np.ndarray:
-                call = calls[0]
-                calls[0] += 1
-                with lock:
-                    posted.setdefault(call, [None] * n)[rank] = lanes
-                    if use_masks and kind == KIND_SUM:
-                        seen.append(lanes)
-                barrier.wait()
-                rows = posted[call]
-                out = np.max(rows, axis=0) if kind == KIND_MAX else np.sum(rows, axis=0, dtype=np.uint32)
-                barrier.wait()
-                return out
-
-            r = masked(reduce, masks[rank]) if use_masks else reduce
-            results[rank] = formats.allreduce_with(r, inputs[rank], mode, n)
-
-        threads = [threading.Thread(target=worker, args=(r,)) for r in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return results
-
-    plain, secure = run(False), run(True)
+    plain, secure = lockstep_allreduce(inputs, mode), lockstep_allreduce(inputs, mode, through_masks)
     for a, b in zip(plain, secure, strict=True):
         np.testing.assert_array_equal(a, b)
     assert seen and all(s.max() > 2**31 for s in seen)

@@ -28,8 +28,9 @@ from controller.p4rt import P4InfoIndex
 from controller.provision import connect_all, provision
 from edge import protocol as P  # noqa: N812
 from edge.worker import IncJob, PathTiming, ReduceStream, TransferStats
-from p4kit.switch.p4runtime_server import P4RuntimeServer, P4RuntimeService
+from p4kit.switch.p4runtime_server import P4RuntimeServer
 from p4kit.switch.runtime import Switch
+from tests.inprocess import serve_switches
 from topo.pipeline import build_pipeline
 
 
@@ -114,13 +115,7 @@ class SimNetwork:
 
     # --- the control plane, for real -----------------------------------------------------------------
     def start_switches(self) -> None:
-        for sw in self.fabric.switches:
-            switch = Switch()
-            server = P4RuntimeServer(P4RuntimeService(switch, sw.device_id), "127.0.0.1:0")
-            server.start()
-            sw.grpc_addr = f"127.0.0.1:{server.port}"
-            self.switches[sw.name] = switch
-            self.servers.append(server)
+        self.switches, self.servers = serve_switches(self.fabric)
 
     def install(self, tmp_dir, jobs: list[tuple[int, list[str], int]]) -> list[JobPlan]:  # type: ignore[no-untyped-def]
         """Provision every switch and install each (tenant, hosts, slots) job through the installer."""
