@@ -54,59 +54,76 @@ def _parallel(jobs: list[Callable[[], None]]) -> None:
         raise errors[0]
 
 
-def hierarchical_allreduce(
-    values: np.ndarray,
-    rank: int,
-    peers: list[Peer],
-    sites: list[str],
-    port: int = HIER_PORT,
-    timeout_s: float = 120.0,
-) -> np.ndarray:
-    """Sum `values` over all ranks; `sites[r]` is rank r's site (peers in rank order)."""
-    if len(sites) != len(peers):
-        raise ValueError(f"{len(peers)} peers but {len(sites)} sites")
-    flat = np.ascontiguousarray(values).reshape(-1).copy()
-    groups = site_groups(sites)
-    leaders = [g[0] for g in groups]
-    mine = next(g for g in groups if rank in g)
-    leader = mine[0]
-    if rank != leader:
-        sock = connect(peers[leader].ip, port + leader, timeout_s)
+class HierarchicalComm:
+    """The connections of one rank, opened once and kept: a member's one to its leader, a leader's to its
+    members and to every other leader. Keeping them is what host libraries do (NCCL, MPI), and it keeps
+    TCP's congestion windows open from one allreduce to the next."""
+
+    def __init__(
+        self, rank: int, peers: list[Peer], sites: list[str], port: int = HIER_PORT, timeout_s: float = 120.0
+    ) -> None:
+        if len(sites) != len(peers):
+            raise ValueError(f"{len(peers)} peers but {len(sites)} sites")
+        self.rank = rank
+        groups = site_groups(sites)
+        self.leaders = [g[0] for g in groups]
+        mine = next(g for g in groups if rank in g)
+        self.leader = mine[0]
+        self.members = mine[1:] if rank == self.leader else []
+        self.conns: dict[int, socket.socket] = {}
+        if rank != self.leader:
+            sock = connect(peers[self.leader].ip, port + self.leader, timeout_s)
+            sock.sendall(_RANK.pack(rank))
+            self.conns[self.leader] = sock
+            return
+        me = self.leaders.index(rank)
+        srv = listen(port + rank)
         try:
-            sock.sendall(_RANK.pack(rank))
-            send_array(sock, flat)
-            return recv_array(sock, flat.dtype).reshape(values.shape).copy()
+            # leaders connect to the leaders after them and accept from those before them
+
+            def dial(other: int) -> None:
+                sock = connect(peers[other].ip, port + other, timeout_s)
+                sock.sendall(_RANK.pack(rank))
+                self.conns[other] = sock
+
+            def accept_all() -> None:
+                srv.settimeout(timeout_s)
+                for _ in range(len(self.members) + me):  # local members + earlier leaders
+                    c, _ = srv.accept()
+                    c.settimeout(timeout_s)
+                    tune(c)
+                    (who,) = _RANK.unpack(recv_exact(c, _RANK.size))
+                    self.conns[who] = c
+
+            _parallel([accept_all, *(lambda o=o: dial(o) for o in self.leaders[me + 1 :])])
+        except BaseException:
+            self.close()
+            raise
         finally:
-            sock.close()
+            srv.close()
 
-    me = leaders.index(rank)
-    srv = listen(port + rank)
-    conns: dict[int, socket.socket] = {}
-    try:
-        # leaders connect to the leaders after them and accept from those before them
-        def dial(other: int) -> None:
-            sock = connect(peers[other].ip, port + other, timeout_s)
-            sock.sendall(_RANK.pack(rank))
-            conns[other] = sock
+    def close(self) -> None:
+        for c in self.conns.values():
+            c.close()
+        self.conns.clear()
 
-        expected = len(mine) - 1 + me  # local members + earlier leaders
-        dials = [lambda o=o: dial(o) for o in leaders[me + 1 :]]
+    def __enter__(self) -> HierarchicalComm:
+        return self
 
-        def accept_all() -> None:
-            srv.settimeout(timeout_s)
-            for _ in range(expected):
-                c, _ = srv.accept()
-                c.settimeout(timeout_s)
-                tune(c)
-                (who,) = _RANK.unpack(recv_exact(c, _RANK.size))
-                conns[who] = c
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-        _parallel([accept_all, *dials])
-        members = mine[1:]
+    def allreduce(self, values: np.ndarray) -> np.ndarray:
+        """Sum `values` over all ranks (every rank calls this with an array of the same shape)."""
+        flat = np.ascontiguousarray(values).reshape(-1).copy()
+        conns, rank, leaders = self.conns, self.rank, self.leaders
+        if rank != self.leader:
+            send_array(conns[self.leader], flat)
+            return recv_array(conns[self.leader], flat.dtype).reshape(values.shape).copy()
+        me = leaders.index(rank)
         # 1. local reduce, in rank order
-        local = [recv_array(conns[m], flat.dtype) for m in members]
-        for part in local:
-            flat += part
+        for m in self.members:
+            flat += recv_array(conns[m], flat.dtype)
         # 2. reduce-scatter among leaders: leader i ends up with part i of the site sums
         bounds = np.array_split(np.arange(flat.size), len(leaders))
         spans = [(int(b[0]), int(b[-1]) + 1) if b.size else (0, 0) for b in bounds]
@@ -144,9 +161,19 @@ def hierarchical_allreduce(
             a, b = spans[leaders.index(o)]
             result[a:b] = part
         # 4. back to the site's members
-        _parallel([lambda m=m: send_array(conns[m], result) for m in members])
+        _parallel([lambda m=m: send_array(conns[m], result) for m in self.members])
         return result.reshape(values.shape)
-    finally:
-        for c in conns.values():
-            c.close()
-        srv.close()
+
+
+def hierarchical_allreduce(
+    values: np.ndarray,
+    rank: int,
+    peers: list[Peer],
+    sites: list[str],
+    port: int = HIER_PORT,
+    timeout_s: float = 120.0,
+) -> np.ndarray:
+    """Sum `values` over all ranks; `sites[r]` is rank r's site (peers in rank order). Opens the
+    connections, reduces once, closes them."""
+    with HierarchicalComm(rank, peers, sites, port, timeout_s) as comm:
+        return comm.allreduce(values)

@@ -138,7 +138,7 @@ def _check(
     stats: dict[str, float] = {}
     for r in ok_reports:
         for k, v in r.get("stats", {}).items():
-            if k in ("srtt_ms", "base_rtt_ms", "window", "key_exchange_s"):  # per worker: report the worst
+            if k in ("srtt_ms", "base_rtt_ms", "window", "key_exchange_s", "warmup_s"):  # per worker: the worst
                 stats[f"max_{k}"] = max(stats.get(f"max_{k}", 0), v)
             elif isinstance(v, int):
                 stats[k] = stats.get(k, 0) + v
