@@ -155,3 +155,17 @@ def start_service(
         stop(proc)
         raise RuntimeError(f"the service did not start:\n{log.read_text()[-3000:]}") from None
     return Service(f"http://127.0.0.1:{port}", proc, log)
+
+
+@contextmanager
+def switches_and_service(tmp: Path, extra: tuple[str, ...] = ()) -> Iterator[tuple[Switches, Service]]:
+    """Real switches running the compiled switch program and a real service process on them, with its
+    SQLite file in `tmp`; both stopped on exit."""
+    from topo.pipeline import build_pipeline
+
+    with running_switches(tmp, build_pipeline(tmp / "build")) as sw:
+        svc = start_service(sw, tmp / "controller.db", extra=extra)
+        try:
+            yield sw, svc
+        finally:
+            stop(svc.proc)

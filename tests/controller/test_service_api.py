@@ -11,23 +11,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from controller.provision import Pipeline
-from tests.controller.service_fixtures import Service, Switches, running_switches, start_service, stop
-from topo.pipeline import build_pipeline
+from tests.controller.service_fixtures import Service, Switches, switches_and_service
 
 JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers", "multicast_groups")
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Switches, Service]]:
-    tmp = tmp_path_factory.mktemp("api")
-    pipeline: Pipeline = build_pipeline(tmp / "build")
-    with running_switches(tmp, pipeline) as sw:
-        svc = start_service(sw, tmp / "controller.db")
-        try:
-            yield sw, svc
-        finally:
-            stop(svc.proc)
+    with switches_and_service(tmp_path_factory.mktemp("api")) as env:
+        yield env
 
 
 @pytest.fixture(scope="module")

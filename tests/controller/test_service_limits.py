@@ -13,23 +13,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from controller.provision import Pipeline
-from tests.controller.service_fixtures import Service, Switches, running_switches, start_service, stop
-from topo.pipeline import build_pipeline
+from tests.controller.service_fixtures import Service, Switches, switches_and_service
 
 QUOTAS = ("--quota-jobs", "3", "--quota-rounds", "4", "--quota-slots", "12400", "--max-body", "65536")
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Switches, Service]]:
-    tmp = tmp_path_factory.mktemp("limits")
-    pipeline: Pipeline = build_pipeline(tmp / "build")
-    with running_switches(tmp, pipeline) as sw:
-        svc = start_service(sw, tmp / "controller.db", extra=QUOTAS)
-        try:
-            yield sw, svc
-        finally:
-            stop(svc.proc)
+    with switches_and_service(tmp_path_factory.mktemp("limits"), extra=QUOTAS) as env:
+        yield env
 
 
 @pytest.fixture(scope="module")
@@ -188,24 +180,22 @@ def test_a_large_job_does_not_hold_up_another_tenants(
 def test_a_full_table_is_a_409_with_the_switchs_reason(tmp_path: Path) -> None:
     """With the rounds quota lifted, a schedule of 1100 rounds exceeds inc_tenants (1024 entries per
     switch): the answer is 409 naming the full table, nothing stays installed, and the service serves on."""
-    with running_switches(tmp_path, build_pipeline(tmp_path / "build")) as sw:
-        svc = start_service(sw, tmp_path / "controller.db", extra=("--quota-rounds", "2000"))
-        try:
-            with svc.client() as admin:
-                token = admin.post("/tenants", json={"name": "greedy"}).json()["token"]
-                before = {s["name"]: s["entries"] for s in admin.get("/switches").json()}
-                with svc.client(token) as t:
-                    rounds = [[["TYO", "NYC"]]] * 1100
-                    body = {"workers": ["TYOw1", "NYCw1"], "strategy": "core-cliques", "slots": 1}
-                    r = t.post("/jobs", json={**body, "schedule": {"mode": "explicit", "rounds": rounds}})
-                    assert r.status_code == 409, r.text
-                    assert "is full" in r.json()["error"] and "rolled back" in r.json()["error"], r.text
-                    assert t.get("/jobs").json() == []
-                    assert {s["name"]: s["entries"] for s in admin.get("/switches").json()} == before
-                    r = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1"], "slots": 2})
-                    assert r.status_code == 201, r.text
-        finally:
-            stop(svc.proc)
+    with (
+        switches_and_service(tmp_path, extra=("--quota-rounds", "2000")) as (_switches, svc),
+        svc.client() as admin,
+    ):
+        token = admin.post("/tenants", json={"name": "greedy"}).json()["token"]
+        before = {s["name"]: s["entries"] for s in admin.get("/switches").json()}
+        with svc.client(token) as t:
+            rounds = [[["TYO", "NYC"]]] * 1100
+            body = {"workers": ["TYOw1", "NYCw1"], "strategy": "core-cliques", "slots": 1}
+            r = t.post("/jobs", json={**body, "schedule": {"mode": "explicit", "rounds": rounds}})
+            assert r.status_code == 409, r.text
+            assert "is full" in r.json()["error"] and "rolled back" in r.json()["error"], r.text
+            assert t.get("/jobs").json() == []
+            assert {s["name"]: s["entries"] for s in admin.get("/switches").json()} == before
+            r = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1"], "slots": 2})
+            assert r.status_code == 201, r.text
 
 
 def test_a_bad_content_length_is_a_400_and_the_database_is_private(env: tuple[Switches, Service]) -> None:
