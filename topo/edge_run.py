@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from controller.edge.install import TX_COUNTER, EdgeInstaller, read_port_counters, read_stats
-from controller.edge.plan import EdgeJobPlan, plan_edge_job
+from controller.edge.plan import INT_RANGE, EdgeJobPlan, plan_edge_job
 from controller.p4rt import P4InfoIndex
 from controller.schedule.emulated import EmulatedParams, RoundPrediction, predict
 from controller.schedule.model import Network
@@ -30,7 +30,6 @@ from topo import addressing
 from topo.session import RunningWan
 
 START_DELAY_S = 4.0  # every process must be up before the common start
-INT_RANGE = 1 << 24  # inputs in [-2**24, 2**24): sums of up to 128 sites fit in int32
 
 
 @dataclass
@@ -98,34 +97,6 @@ def replay(vectors: dict[str, np.ndarray], rounds: Sequence[Sequence[Sequence[st
                 nxt[m] = (total, count)
         cur = nxt
     return cur
-
-
-MAX_CONTRIBUTIONS = (1 << 31) // INT_RANGE  # 128: sums of inputs below 2**24 stay in int32
-
-
-def runnable(rounds: Sequence[Sequence[Sequence[str]]]) -> str | None:
-    """Why a schedule cannot be run as sums (None when it can). The stages sum; a site's next vector is
-    its clique's sum, so values grow with the number of contributions they count. Finite-time designs
-    (the grid, all-to-all) count each site once; averaging schedules that only approach the mean (pairs
-    to eps) count sites many times over and would overflow int32 and the 16-bit count."""
-    counts: dict[str, int] = {}
-    worst = 1
-    for cliques in rounds:
-        nxt = dict(counts)
-        for c in cliques:
-            if len(c) < 2:
-                continue
-            n = sum(counts.get(m, 1) for m in c)
-            worst = max(worst, n)
-            for m in c:
-                nxt[m] = n
-        counts = nxt
-    if worst > MAX_CONTRIBUTIONS:
-        return (
-            f"its sums would count {worst} contributions (at most {MAX_CONTRIBUTIONS} fit int32): the edge runs "
-            "carry finite-time designs (exact sums); averaging schedules that approach the mean are not run"
-        )
-    return None
 
 
 def _counters(running: RunningWan, index: P4InfoIndex) -> dict[str, dict[int, tuple[int, int]]]:

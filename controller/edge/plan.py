@@ -12,7 +12,8 @@ tree is a star of direct links.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 from controller.fabric import Fabric, FabricSwitch, HostAttachment
 from controller.graph import shortest_path_tree
@@ -59,6 +60,41 @@ class EdgeJobPlan:
     rewrites: list[HostRewrite] = field(default_factory=list)
     site_ids: dict[str, int] = field(default_factory=dict)  # the `sender` id of each site (1..255)
 
+    def switches(self) -> list[str]:
+        return sorted({g.switch for g in self.groups} | {h.switch for h in self.rewrites})
+
+    def to_json(self) -> dict:
+        return {
+            "tenant": self.tenant,
+            "epoch": self.epoch,
+            "rounds": [[list(c) for c in cliques] for cliques in self.rounds],
+            "groups": [asdict(g) for g in self.groups],
+            "rewrites": [asdict(h) for h in self.rewrites],
+            "site_ids": dict(self.site_ids),
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict) -> EdgeJobPlan:
+        return cls(
+            int(doc["tenant"]),
+            int(doc["epoch"]),
+            [[tuple(c) for c in cliques] for cliques in doc["rounds"]],
+            [
+                TreeGroup(
+                    g["switch"],
+                    int(g["round"]),
+                    g["source"],
+                    g["source_ip"],
+                    int(g["group"]),
+                    tuple(g["ports"]),
+                    tuple(g.get("next_switches", ())),
+                )
+                for g in doc.get("groups", [])
+            ],
+            [HostRewrite(**h) for h in doc.get("rewrites", [])],
+            {k: int(v) for k, v in doc.get("site_ids", {}).items()},
+        )
+
     def link_streams(self) -> dict[tuple[str, str], list[tuple[int, str]]]:
         """Per directed WAN link (switch, next switch): the (round, source) streams it carries, each
         once: what the switches' edge_tx counters must show."""
@@ -92,13 +128,22 @@ def tree_children(fabric: Fabric, source: str, receivers: Sequence[str]) -> dict
     return children
 
 
+class Groups(Protocol):
+    """Where a plan gets its multicast group ids: one per (switch, round, source) tree part."""
+
+    def take(self, switch: str, round: int, source: str) -> int: ...
+
+    def release(self, plan: EdgeJobPlan) -> None: ...
+
+
 class GroupPool:
-    """Multicast group ids per switch for Edge-INC (EDGE_FIRST_GROUP..EDGE_LAST_GROUP)."""
+    """Multicast group ids per switch for Edge-INC (EDGE_FIRST_GROUP..EDGE_LAST_GROUP), for tools that
+    run one network's jobs themselves; the service takes them from its shared allocator instead."""
 
     def __init__(self) -> None:
         self.used: dict[str, set[int]] = {}
 
-    def take(self, switch: str) -> int:
+    def take(self, switch: str, round: int = 0, source: str = "") -> int:
         used = self.used.setdefault(switch, set())
         for g in range(EDGE_FIRST_GROUP, EDGE_LAST_GROUP + 1):
             if g not in used:
@@ -116,7 +161,7 @@ def plan_edge_job(
     tenant: int,
     epoch: int,
     rounds: Sequence[Sequence[Sequence[str]]],
-    pool: GroupPool | None = None,
+    pool: Groups | None = None,
 ) -> EdgeJobPlan:
     """Trees, groups and rewrites for `rounds` (per round, its cliques of site names; singletons idle)."""
     pool = pool or GroupPool()
@@ -158,7 +203,7 @@ def plan_edge_job(
                         if switch in receivers:
                             ports.append(edge_host(sw).port)
                         if ports:
-                            group = pool.take(switch)
+                            group = pool.take(switch, r, src)
                             plan.groups.append(
                                 TreeGroup(switch, r, src, src_ip, group, tuple(ports), tuple(sorted(nxt)))
                             )
@@ -168,3 +213,38 @@ def plan_edge_job(
         raise
     plan.rewrites = sorted(rewrites.values(), key=lambda h: h.switch)
     return plan
+
+
+INT_RANGE = 1 << 24  # the runs' inputs lie in [-2**24, 2**24)
+MAX_CONTRIBUTIONS = (1 << 31) // INT_RANGE  # 128: sums of inputs below 2**24 stay in int32
+
+
+def contributions(rounds: Sequence[Sequence[Sequence[str]]]) -> int:
+    """The most initial site vectors one site's sum counts after `rounds` (with multiplicity)."""
+    counts: dict[str, int] = {}
+    worst = 1
+    for cliques in rounds:
+        nxt = dict(counts)
+        for c in cliques:
+            if len(c) < 2:
+                continue
+            n = sum(counts.get(m, 1) for m in c)
+            worst = max(worst, n)
+            for m in c:
+                nxt[m] = n
+        counts = nxt
+    return worst
+
+
+def runnable(rounds: Sequence[Sequence[Sequence[str]]]) -> str | None:
+    """Why a schedule cannot be run as sums (None when it can). The stages sum; a site's next vector is
+    its clique's sum, so values grow with the number of contributions they count. Finite-time designs
+    (the grid, all-to-all) count each site once; averaging schedules that only approach the mean (pairs
+    to eps) count sites many times over and would overflow int32 and the 16-bit count."""
+    worst = contributions(rounds)
+    if worst > MAX_CONTRIBUTIONS:
+        return (
+            f"its sums would count {worst} contributions (at most {MAX_CONTRIBUTIONS} fit int32): the edge runs "
+            "carry finite-time designs (exact sums); averaging schedules that approach the mean are not run"
+        )
+    return None

@@ -9,7 +9,8 @@
 
    Egress: a replica leaving towards an edge host gets that host's MAC and IP address, so its kernel
    takes it (the UDP checksum is recomputed with the INC payload's). edge_rx and edge_tx count the Edge-INC
-   packets and bytes per ingress and egress port: the evidence that each WAN link carries each stream once. */
+   packets and bytes per ingress and egress port: the evidence that each WAN link carries each stream once;
+   edge_tree_traffic counts them per tree entry (tenant, round, source). */
 #ifndef TRIBUTARY_EDGE_MULTICAST_P4
 #define TRIBUTARY_EDGE_MULTICAST_P4
 
@@ -21,9 +22,12 @@ const bit<32> EDGE_STAT_MALFORMED  = 2;  /* truncated, wrong version, bad checks
 control EdgeMulticast(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t std_meta) {
     counter(4, CounterType.packets_and_bytes) edge_stats;
     counter(512, CounterType.packets_and_bytes) edge_rx;
+    /* per entry, so per (tenant, round, source) tree at this switch: what the job view shows per round */
+    direct_counter(CounterType.packets_and_bytes) edge_tree_traffic;
 
     action edge_replicate(bit<16> grp) {
         std_meta.mcast_grp = grp;
+        edge_tree_traffic.count();
         edge_stats.count(EDGE_STAT_REPLICATED);
     }
 
@@ -40,6 +44,7 @@ control EdgeMulticast(inout headers_t hdr, inout metadata_t meta, inout standard
         }
         actions = { edge_replicate; edge_no_tree; }
         default_action = edge_no_tree();
+        counters = edge_tree_traffic;
         size = 4096;
     }
 

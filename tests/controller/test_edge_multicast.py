@@ -12,7 +12,13 @@ import struct
 import numpy as np
 import pytest
 
-from controller.edge.install import EdgeInstaller, EdgeInstallError, read_port_counters, read_stats
+from controller.edge.install import (
+    EdgeInstaller,
+    EdgeInstallError,
+    read_port_counters,
+    read_stats,
+    read_tree_traffic,
+)
 from controller.edge.plan import GroupPool, plan_edge_job
 from controller.p4rt import P4InfoIndex
 from controller.provision import connect_all, provision
@@ -121,6 +127,18 @@ def test_streams_are_replicated_along_their_trees_and_rewritten_to_the_edge_host
     assert ports[("LAX", "TYO")] not in tx["LAX"] and ports[("NYC", "LAX")] not in tx["NYC"]
     assert tx["TYO"][ports[("TYO", "LAX")]][1] == P.FRAME_LEN
     assert read_stats(net.conns["TYO"], net.index)["no_tree"] == 1  # TYO's round-2 packet
+    # per tree entry (tenant, round, source): each switch on TYO's round-1 tree counted its one packet
+    traffic = {
+        (t.switch, t.round, t.source_ip): (t.packets, t.bytes)
+        for name, c in net.conns.items()
+        for t in read_tree_traffic(c, net.index, name, 1)
+    }
+    tyo_ip = net.edge("TYO")[1].ip
+    assert {k: v for k, v in traffic.items() if k[2] == tyo_ip} == {
+        (sw, 1, tyo_ip): (1, P.FRAME_LEN) for sw in ("TYO", "LAX", "NYC", "LON")
+    }
+    assert traffic[("LAX", 2, net.edge("LAX")[1].ip)] == (1, P.FRAME_LEN)
+    assert sum(len(read_tree_traffic(c, net.index, n, 2)) for n, c in net.conns.items()) == 0  # other tenant
 
 
 def test_packets_without_a_tree_are_dropped_and_removal_leaves_nothing(net):

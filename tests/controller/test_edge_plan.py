@@ -90,7 +90,7 @@ def test_bad_schedules_are_refused_with_the_reason():
 
 
 def test_only_schedules_whose_sums_fit_are_run():
-    from topo.edge_run import runnable
+    from controller.edge.plan import runnable
 
     assert runnable(GRID) is None  # every site counted once: 9 contributions
     pairs = [[("TYO", "NYC")], [("NYC", "LON")], [("TYO", "LON")]] * 8  # sums double: 2^k contributions

@@ -468,7 +468,8 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
         return 0
     if not require_root("schedule --run"):
         return 1
-    from topo.edge_run import run_schedule, runnable
+    from controller.edge.plan import runnable
+    from topo.edge_run import run_schedule
     from topo.session import running_wan
 
     skipped = {}
