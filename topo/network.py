@@ -42,6 +42,26 @@ def link_spec(rtt_ms: float, rate_mbit: float, loss_pct: float, jitter_ms: float
     return spec
 
 
+def access_qdisc(intf: str, rate_mbit: float) -> str:
+    """The tc command that shapes a worker's sending direction of its access link: a token bucket at the
+    access rate (htb and tbf work on this kernel, netem does not). The bucket holds about 4 ms of bytes
+    (at least two full frames), so bursts stay short; its queue is 1000 frames, like the switch's
+    egress queue on the other direction, and a socket that fills it blocks rather than loses."""
+    bps = rate_mbit * 1e6
+    burst = max(2 * 1514, int(bps / 8 * 0.004))
+    return f"tc qdisc replace dev {intf} root tbf rate {bps:.0f}bit burst {burst} limit {1000 * 1514}"
+
+
+def shape_access(host: Host, rate_mbit: float) -> None:
+    """Shape the worker-to-switch direction of a host's access link at its sending end, as the switch
+    shapes every other direction at its egress."""
+    for intf in host.intfList():
+        if intf.name != "lo":
+            out = host.cmd(access_qdisc(intf.name, rate_mbit) + " 2>&1; echo rc=$?")
+            if not out.strip().endswith("rc=0"):
+                raise RuntimeError(f"{host.name}: cannot shape {intf.name} at {rate_mbit:g} Mbit/s: {out}")
+
+
 @dataclass
 class WanNetwork:
     """Start with `start()` (or `with WanNetwork(cfg) as net:`), stop with `stop()`: nothing stays behind."""
@@ -75,7 +95,12 @@ class WanNetwork:
         )
         for sw in self.fabric.switches:
             specs: dict[int, str] = {}
+            access = cfg.wan.access_rate_mbit
             if self.link_mode == "switch":
+                if access:  # the access links' switch-to-worker direction (the other: shape_access)
+                    for h in sw.hosts:
+                        if h.role == "worker":
+                            specs[h.port] = f"rate={access:g}"
                 for p in ports:
                     if p.site == sw.name:
                         link = cfg.wan.link(p.site, p.peer)
@@ -96,7 +121,10 @@ class WanNetwork:
             )
             for h in sw.hosts:
                 net.addHost(h.name, cls=Host, ip=f"{h.ip}/8", mac=h.mac)
-                net.addLink(h.name, sw.name, port2=h.port, cls=Link)
+                if access and h.role == "worker" and self.link_mode == "netem":
+                    net.addLink(h.name, sw.name, port2=h.port, cls=TCLink, bw=access)
+                else:
+                    net.addLink(h.name, sw.name, port2=h.port, cls=Link)
         port_of = {(p.site, p.peer): p.port for p in ports}
         for link in cfg.wan.links:
             pa, pb = port_of[(link.a, link.b)], port_of[(link.b, link.a)]
@@ -121,6 +149,11 @@ class WanNetwork:
             self.net.build()
             for host in self.net.hosts:
                 self._setup_host(host)
+            if self.wan.access_rate_mbit and self.link_mode == "switch":
+                for sw in self.fabric.switches:
+                    for h in sw.hosts:
+                        if h.role == "worker":
+                            shape_access(self.net.get(h.name), self.wan.access_rate_mbit)
             self.net.staticArp()
             for sw in self.fabric.switches:
                 for h in sw.hosts:

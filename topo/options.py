@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from topo.wan import DEFAULT_RATE_MBIT, TopologyError, Wan, default_wan, load_topology
+from topo.wan import DEFAULT_RATE_MBIT, TopologyError, Wan, check_access_rate, default_wan, load_topology
 
 
 def log(msg: str) -> None:
@@ -30,6 +30,15 @@ def add_wan_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="MBIT",
         help=f"rate of every WAN link in Mbit/s (default {DEFAULT_RATE_MBIT:g}; scaled down from 10 Gbit/s)",
+    )
+    g.add_argument(
+        "--access-rate",
+        type=float,
+        default=None,
+        metavar="MBIT",
+        help="access-limited sites: each worker reaches its city's switch over a link of this rate in "
+        "each direction (the site's egress; the aggregating switches sit beyond it); default: unshaped, "
+        "the full-mesh model. Also the topology file's access_rate_mbit",
     )
     g.add_argument(
         "--loss",
@@ -76,6 +85,10 @@ def wan_from_args(args: argparse.Namespace) -> Wan:
         if args.workers_per_site is not None:
             kwargs["workers_per_site"] = args.workers_per_site
         wan = default_wan(args.sites, **kwargs)
+    access = getattr(args, "access_rate", None)
+    if access is not None:  # given on the command line: it wins over the topology file's
+        check_access_rate(access, "--access-rate")
+        wan.access_rate_mbit = access
     return wan
 
 

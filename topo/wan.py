@@ -4,6 +4,12 @@ The nine default cities and their median round-trip times come from `data/wan9_r
 published network round-trip latency statistics; see the header of that file). A topology file (TOML)
 may pick a subset of cities, add sites of its own, give sparse links and per-link RTT, rate and loss.
 
+Two WAN models share this description. By default every worker hangs off its city's switch by an
+unshaped link, so the only bottlenecks are the inter-city links (a full mesh of per-pair links). With
+`access_rate_mbit` set, each worker reaches its city's switch over an access link of that rate in each
+direction (the site's egress, as a data centre's uplink is); the switches, where INC aggregates, sit
+beyond it, and the inter-city links keep their rates (DESIGN §5b: the access-limited model).
+
 Rates are scaled down for a Python data plane (DESIGN §6): a link emulated at `rate_mbit` stands for a
 real link of `real_rate_mbit`; `rate_scale` records the factor so that experiments can scale the edge
 memory by the same amount and keep memory / (bandwidth x RTT) equal to the real network's.
@@ -65,6 +71,7 @@ class Wan:
     links: list[Link]
     workers_per_site: int = DEFAULT_WORKERS_PER_SITE
     real_rate_mbit: float = DEFAULT_REAL_RATE_MBIT
+    access_rate_mbit: float = 0.0  # 0: workers' links unshaped (full-mesh model); else each one's rate
     _by_name: dict[str, Site] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -173,17 +180,27 @@ def default_wan(
     loss_pct: float = 0.0,
     workers_per_site: int = DEFAULT_WORKERS_PER_SITE,
     real_rate_mbit: float = DEFAULT_REAL_RATE_MBIT,
+    access_rate_mbit: float = 0.0,
 ) -> Wan:
     """A full mesh over the given cities (default: all nine) with the table's RTTs."""
     names = _parse_site_list(sites)
     _check_link_values(rate_mbit, loss_pct, 0.0, "default")
+    check_access_rate(access_rate_mbit, "--access-rate")
     if workers_per_site < 1:
         raise TopologyError("workers_per_site must be at least 1")
     known, rtts = city_table()
     links = [
         Link(a, b, rtts[frozenset((a, b))], rate_mbit, loss_pct) for a, b in itertools.combinations(names, 2)
     ]
-    return Wan([known[n] for n in names], links, workers_per_site, real_rate_mbit)
+    return Wan([known[n] for n in names], links, workers_per_site, real_rate_mbit, access_rate_mbit)
+
+
+def check_access_rate(rate_mbit: float, where: str) -> None:
+    """0 switches the access limit off; anything else must be a positive rate."""
+    if rate_mbit < 0 or rate_mbit != rate_mbit:
+        raise TopologyError(
+            f"{where}: the access rate must be positive (Mbit/s) or 0 for none, got {rate_mbit}"
+        )
 
 
 def _check_link_values(rate_mbit: float, loss_pct: float, jitter_ms: float, where: str) -> None:
@@ -205,6 +222,7 @@ _TOP_KEYS = {
     "jitter_ms",
     "workers_per_site",
     "real_rate_mbit",
+    "access_rate_mbit",
 }
 _SITE_KEYS = {"name", "continent", "lat", "lon"}
 _LINK_KEYS = {"a", "b", "rtt_ms", "rate_mbit", "loss_pct", "jitter_ms"}
@@ -233,6 +251,8 @@ def parse_topology(doc: dict, source: str = "<topology>") -> Wan:
     loss = _number(doc, "loss_pct", 0.0, source)
     jitter = _number(doc, "jitter_ms", 0.0, source)
     real_rate = _number(doc, "real_rate_mbit", DEFAULT_REAL_RATE_MBIT, source)
+    access_rate = _number(doc, "access_rate_mbit", 0.0, source)
+    check_access_rate(access_rate, f"{source}: access_rate_mbit")
     _check_link_values(rate, loss, jitter, source)
     workers = doc.get("workers_per_site", DEFAULT_WORKERS_PER_SITE)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -306,7 +326,7 @@ def parse_topology(doc: dict, source: str = "<topology>") -> Wan:
                     f'{source}: full mesh needs the RTT of {a}-{b}; give it in a [[link]] or set mesh = "none"'
                 )
             links[key] = Link(a, b, rtts[key], rate, loss, jitter)
-    wan = Wan(list(sites.values()), list(links.values()), workers, real_rate)
+    wan = Wan(list(sites.values()), list(links.values()), workers, real_rate, access_rate)
     if not wan.is_connected():
         raise TopologyError(f"{source}: the topology is not connected")
     return wan
@@ -323,6 +343,7 @@ def load_topology(path: str | Path) -> Wan:
         real_rate_mbit = 10000            # what that rate stands for (records the scale factor)
         loss_pct = 0.0
         workers_per_site = 2
+        access_rate_mbit = 20             # each worker's link to its city's switch (0: unshaped)
 
         [[site]]                          # a site not in the table
         name = "SYD"

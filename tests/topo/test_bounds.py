@@ -43,3 +43,44 @@ def test_ring_and_parameter_server_bounds(triangle) -> None:  # type: ignore[no-
     assert bounds.ps_bound_s(wan, fabric, hosts, 3000) == pytest.approx(0.1 + 0.003 + 0.003)
     # hierarchical: two one-step phases, 1,000 bytes on every directed link each, 50 ms each
     assert bounds.hierarchical_bound_s(wan, fabric, hosts, 3000) == pytest.approx(2 * (0.05 + 0.001))
+
+
+def _access_triangle(workers: int) -> tuple[Wan, object, list[str]]:
+    """The same triangle behind access links of 4 Mbit/s (0.5 MB/s) each way, no delay of their own."""
+    wan = Wan(
+        [Site("A"), Site("B"), Site("C")],
+        [Link("A", "B", 100, 8), Link("B", "C", 100, 8), Link("A", "C", 100, 8)],
+        workers,
+        access_rate_mbit=4,
+    )
+    fabric = addressing.fabric(wan)
+    return wan, fabric, [h.name for sw in fabric.switches for h in sw.hosts if h.role == "worker"]
+
+
+def test_behind_access_links_a_tree_moves_v_and_host_algorithms_2_n_minus_1_over_n() -> None:
+    wan, fabric, hosts = _access_triangle(1)
+    tree = plan_tree(fabric, hosts)
+    # INC: each worker's access link carries every frame once each way at 0.5 MB/s (slower than the WAN)
+    assert bounds.inc_bound_s(wan, [tree], 640, "int32") == pytest.approx(10 * FRAME_LEN / 0.5e6 + 0.1)
+    # ring: each step puts V/3 = 1,000 bytes on every worker's access link up and down (2 ms)
+    assert bounds.ring_bound_s(wan, fabric, hosts, 3000) == pytest.approx(4 * (0.05 + 0.002))
+    # hierarchical, one worker per site: a leader sends its two other parts up its access link (4 ms)
+    assert bounds.hierarchical_bound_s(wan, fabric, hosts, 3000) == pytest.approx(2 * (0.05 + 0.004))
+    # parameter server: the server's access link carries both pushes (12 ms) and both pulls (12 ms)
+    assert bounds.ps_bound_s(wan, fabric, hosts, 3000) == pytest.approx(0.1 + 0.012 + 0.012)
+    # the bandwidth terms: a host reduce-scatter/allgather 2(n-1)V/n through the access link, a tree V
+    host_bw = bounds.hierarchical_bound_s(wan, fabric, hosts, 3000) - 2 * 0.05
+    assert host_bw == pytest.approx(8.0 * 2 * (3 - 1) * 3000 / 3 / 4e6)
+    assert bounds.best_host_bound_s(wan, fabric, hosts, 3000) == ("hierarchical", pytest.approx(0.108))
+
+
+def test_behind_access_links_a_site_reduces_through_its_leaders_link() -> None:
+    wan, fabric, hosts = _access_triangle(2)
+    # the member's 3,000 bytes up its link and down the leader's (6 ms), the result back (6 ms), then
+    # the leaders' exchange as with one worker per site
+    local = 2 * 3000 / 0.5e6
+    assert bounds.hierarchical_bound_s(wan, fabric, hosts, 3000) == pytest.approx(local + 2 * (0.05 + 0.004))
+    # the full-mesh model on the same triangle: the local phases are free, the leaders' links are not
+    mesh = Wan(wan.sites, wan.links, 2)
+    mesh_fabric = addressing.fabric(mesh)
+    assert bounds.hierarchical_bound_s(mesh, mesh_fabric, hosts, 3000) == pytest.approx(2 * (0.05 + 0.001))
