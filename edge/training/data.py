@@ -33,7 +33,7 @@ def digits_split(seed: int) -> Split:
     x = np.asarray(data.data, dtype=np.float64) / 16.0
     y = np.asarray(data.target, dtype=np.int64)
     order = np.random.default_rng([seed, 0xD161]).permutation(len(y))
-    cut = len(y) - int(round(TEST_FRACTION * len(y)))
+    cut = len(y) - round(TEST_FRACTION * len(y))
     train, test = order[:cut], order[cut:]
     return Split(x[train], y[train], x[test], y[test])
 

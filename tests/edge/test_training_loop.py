@@ -71,7 +71,7 @@ def test_local_steps_synchronise_every_k_steps() -> None:
 
 
 def test_unavailable_and_unknown_strategies_are_refused_with_the_reason() -> None:
-    with pytest.raises(ValueError, match="not available: .*MPI"):
+    with pytest.raises(ValueError, match=r"not available: .*MPI"):
         check_strategy("mpi")
     with pytest.raises(ValueError, match="unknown strategy 'tree'"):
         check_strategy("tree")
