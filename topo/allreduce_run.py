@@ -45,6 +45,7 @@ class AllreduceSpec:
     seed: int = 1
     stall_timeout_s: float = 30.0
     secure: bool = False  # pairwise additive masks (edge/secure.py): the switches see only masked sums
+    mpi_mca: dict[str, str] = field(default_factory=dict)  # extra OpenMPI MCA parameters for the mpi baseline
 
 
 @dataclass
@@ -59,6 +60,8 @@ class AlgoResult:
     stats: dict[str, float] = field(default_factory=dict)
     bound_s: float = 0.0  # the algorithm's lower bound on this WAN (topo.bounds)
     digests: list[str] = field(default_factory=list)  # sha256 of each worker's result, in rank order
+    # what else a baseline reports (mpi: the algorithm the library ran)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def goodput(self) -> float:
@@ -80,6 +83,7 @@ class AlgoResult:
             out["stats"] = self.stats
         if self.errors:
             out["errors"] = self.errors
+        out.update(self.extra)
         return out
 
 
@@ -281,6 +285,10 @@ def _launch_multi(
 def run_baseline(
     running: RunningWan, spec: AllreduceSpec, algo: str, progress: Callable[[str], None]
 ) -> AlgoResult:
+    if algo == "mpi":
+        from topo.mpi_run import run_mpi
+
+        return run_mpi(running, spec, progress)
     hosts = worker_hosts(running)
     fabric = running.network.fabric
     peers = [

@@ -34,8 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=_baselines,
         default=["ring"],
         help="host baselines to run on the same WAN, comma-separated from ring (flat ring of all "
-        "workers), hierarchical (site leaders exchange directly, as NCCL/Horovod across nodes), ps "
-        "(parameter server), or none (default ring)",
+        "workers), hierarchical (site leaders exchange directly, as NCCL/Horovod across nodes), mpi "
+        "(OpenMPI's MPI_Allreduce with its own algorithm choice, via mpi4py), ps (parameter server), "
+        "or none (default ring)",
     )
     p.add_argument(
         "--tenants", type=int, default=1, help="concurrent INC jobs over the same workers (default 1)"
@@ -60,6 +61,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run INC (and each baseline) N times on the same inputs and report whether every result of "
         "every repetition is bit-identical (reproducibility under loss and reordering; default 1)",
     )
+    p.add_argument(
+        "--mpi-mca",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an OpenMPI MCA parameter for the mpi baseline (repeatable), e.g. "
+        "coll_tuned_use_dynamic_rules=1 with coll_tuned_allreduce_algorithm=4 to force its ring; "
+        "default: the library's own choice",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the generated inputs")
     p.add_argument(
         "--stall-timeout",
@@ -71,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_allreduce)
 
 
-BASELINES = ("ring", "hierarchical", "ps")
+BASELINES = ("ring", "hierarchical", "mpi", "ps")
 
 
 def _baselines(text: str) -> list[str]:
@@ -100,6 +110,11 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     spec = AllreduceSpec(
         args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
+    for item in args.mpi_mca:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"tributary allreduce: --mpi-mca wants KEY=VALUE, got {item!r}")
+        spec.mpi_mca[key] = value
     with running_wan(args, label="allreduce") as running:
         incs, runs = [], {name: [] for name in args.compare}
         for i in range(args.repeat):

@@ -1,0 +1,112 @@
+"""One rank of the MPI baseline: `mpirun ... python -m edge.mpi_allreduce SPEC.json`.
+
+Timed as the other host baselines are (edge/runner.py): the same inputs from (seed, rank), one untimed
+warm-up allreduce of the same size first (it opens the TCP BTL's connections, as a training job's first
+step would), then a common start time and one timed MPI_Allreduce(SUM). Each rank writes its result
+(.npy) and a report in the runner's format, plus the bytes its TCP connections carried to each peer
+during the timed call (from `ss`), which shows which algorithm OpenMPI's tuned module picked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from edge.runner import worker_data
+
+START_MARGIN_S = 0.5  # rank 0 sets the common start this far ahead and tells the others
+_CONN = re.compile(r"^\s*\d+\s+(\d+)\s+(\d+\.\d+\.\d+\.\d+):\d+\s+(\d+\.\d+\.\d+\.\d+):\d+")
+_ACKED = re.compile(r"bytes_acked:(\d+)")
+
+
+def sent_per_peer() -> dict[str, int]:
+    """Bytes the application has written so far to this namespace's TCP connections, per remote
+    address: delivered (acknowledged, so a retransmission counts once) plus still queued (Send-Q), so
+    a call that returned while its last bytes were in flight is counted whole."""
+    out = subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True, text=True).stdout
+    totals: dict[str, int] = {}
+    peer, queued = None, 0
+    for line in out.splitlines():
+        m = _CONN.match(line)
+        if m:
+            queued, local, remote = int(m.group(1)), m.group(2), m.group(3)
+            peer = remote if remote != local else None
+            continue
+        acked = _ACKED.search(line)
+        if peer is not None and line[:1].isspace():
+            totals[peer] = totals.get(peer, 0) + queued + (int(acked.group(1)) if acked else 0)
+            peer = None
+    return totals
+
+
+def run(spec: dict) -> dict:
+    from mpi4py import MPI  # only here: importing this module must not need MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    if comm.Get_size() != int(spec["workers"]):
+        raise RuntimeError(f"mpirun started {comm.Get_size()} ranks, the run has {spec['workers']} workers")
+    data = worker_data(spec["seed"], rank, spec["elements"], spec["mode"])
+    result = np.empty_like(data)
+    w0 = time.time()
+    comm.Allreduce(np.zeros_like(data), result, op=MPI.SUM)
+    warmup_s = time.time() - w0
+    start_at = comm.bcast(time.time() + START_MARGIN_S if rank == 0 else None, root=0)
+    before = sent_per_peer()
+    lag = time.time() - start_at
+    if lag < 0:
+        time.sleep(-lag)
+    c0 = time.process_time()
+    t0 = time.time()
+    comm.Allreduce(data, result, op=MPI.SUM)
+    t1 = time.time()
+    cpu_s = time.process_time() - c0
+    after = sent_per_peer()
+    np.save(Path(spec["out_dir"]) / f"rank{rank}.npy", result)
+    sent = {ip: after[ip] - before.get(ip, 0) for ip in after if after[ip] > before.get(ip, 0)}
+    return {
+        "rank": rank,
+        "start": t0,
+        "end": t1,
+        "seconds": t1 - t0,
+        "late_start_s": max(lag, 0.0),
+        "sent_bytes": sent,
+        "library": MPI.Get_library_version().splitlines()[0].strip(),
+        "stats": {"warmup_s": round(warmup_s, 4), "cpu_ms": round(cpu_s * 1000)},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: mpirun ... python -m edge.mpi_allreduce SPEC.json", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(args[0]).read_text())
+    try:
+        report = run(spec)
+        code = 0
+    except Exception as exc:  # the report carries the error to the orchestrator
+        report = {
+            "rank": int(os.environ.get("OMPI_COMM_WORLD_RANK", "0")),
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+        }
+        code = 1
+    (Path(spec["out_dir"]) / f"rank{report['rank']}.report.json").write_text(json.dumps(report))
+    if code:  # the other ranks may be inside a collective that can no longer finish: end the job
+        from mpi4py import MPI
+
+        MPI.COMM_WORLD.Abort(1)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

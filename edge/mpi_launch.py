@@ -1,0 +1,71 @@
+"""Launching OpenMPI's `mpirun` across the emulated WAN's hosts (each a Mininet network namespace).
+
+Why an agent script: mpirun starts its daemon (orted) on every other node through a remote shell
+(`--mca plm_rsh_agent`, ssh by default). The hosts here are namespaces on one machine, so the agent
+maps the node name mpirun gives it (a worker's IP address) to the PID of that host's shell and runs the
+daemon's command line inside that host's namespaces with Mininet's `mnexec -a PID`. mpirun itself runs
+in rank 0's host, so every daemon and every rank talks to it, and to each other, over the emulated WAN.
+
+The library keeps its own algorithm selection (coll/tuned's fixed decision rules); only the transport is
+pinned: the TCP BTL (plus self) on the workers' 10.0.0.0/8 addresses, no process binding (the ranks of
+all hosts share this machine's cores, and each daemon would otherwise pin its rank to the same first
+core), and root allowed (Mininet runs as root).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import stat
+from pathlib import Path
+
+WAN_SUBNET = "10.0.0.0/8"
+
+
+def mpirun_path() -> str | None:
+    """OpenMPI's mpirun, or None when it is not installed (Debian: openmpi-bin)."""
+    return shutil.which("mpirun")
+
+
+def agent_script(pids: dict[str, int], mnexec: str = "mnexec") -> str:
+    """A POSIX shell script usable as plm_rsh_agent: `agent [-opts] HOST COMMAND...`."""
+    cases = "\n".join(f"  {shlex.quote(ip)}) pid={pid} ;;" for ip, pid in sorted(pids.items()))
+    return f"""#!/bin/sh
+# OpenMPI remote-shell agent for the emulated WAN: run COMMAND in the namespaces of HOST's Mininet shell.
+while [ $# -gt 0 ]; do
+  case "$1" in -*) shift ;; *) break ;; esac  # ssh-style options: nothing to do here
+done
+host="$1"
+shift
+case "$host" in
+{cases}
+  *) echo "tributary mpi agent: no emulated host $host" >&2; exit 255 ;;
+esac
+exec {shlex.quote(mnexec)} -a "$pid" /bin/sh -c "$*"
+"""
+
+
+def write_agent(path: Path, pids: dict[str, int]) -> Path:
+    path.write_text(agent_script(pids, shutil.which("mnexec") or "mnexec"))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def mpirun_command(
+    mpirun: str, agent: Path, ips: list[str], program: list[str], extra_mca: dict[str, str] | None = None
+) -> list[str]:
+    """mpirun with one slot per worker, rank r on `ips[r]`, and the transport pinned as the module says."""
+    mca = {
+        "plm_rsh_agent": str(agent),
+        "btl": "self,tcp",
+        "btl_tcp_if_include": WAN_SUBNET,
+        "oob_tcp_if_include": WAN_SUBNET,
+        "pml": "ob1",
+        "btl_base_warn_component_unused": "0",
+    }
+    mca.update(extra_mca or {})
+    cmd = [mpirun, "--allow-run-as-root", "-np", str(len(ips)), "--host", ",".join(f"{ip}:1" for ip in ips)]
+    cmd += ["--map-by", "slot", "--bind-to", "none", "--tag-output"]
+    for key, value in mca.items():
+        cmd += ["--mca", key, value]
+    return cmd + program
