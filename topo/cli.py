@@ -18,6 +18,8 @@ COMMAND_MODULES: list[str] = [
     "topo.commands.wan",
     "topo.commands.allreduce",
     "topo.commands.schedule",
+    "topo.commands.train",
+    "topo.commands.amdahl",
     "topo.commands.controller",
 ]
 

@@ -3,8 +3,8 @@ the element-wise sum over all workers (float32 or int32 in, same dtype out).
 
 - ring: the flat ring of all workers (edge/ring.py), as that baseline runs: it connects to its neighbour
   for every allreduce, as `tributary allreduce` measures it.
-- hierarchical: site leaders over kept connections (edge/hierarchical.py), opened and warmed once before
-  training starts, as host libraries keep theirs.
+- hierarchical: site leaders over kept connections (edge/hierarchical.py), opened once before training
+  starts, as host libraries keep theirs.
 - core-tree: INC through the switches (edge/worker.py) on the job the controller installed; int32 for
   the exact format, float32 block fixed point otherwise.
 
@@ -71,10 +71,6 @@ class HierComm:
         self, rank: int, peers: list[Peer], sites: list[str], port: int = HIER_PORT, timeout_s: float = 120.0
     ) -> None:
         self.comm = HierarchicalComm(rank, peers, sites, port=port, timeout_s=timeout_s)
-
-    def warm(self, like: np.ndarray) -> None:
-        """One untimed allreduce of the payload's size: TCP's windows open before the first step."""
-        self.comm.allreduce(np.zeros_like(like))
 
     def sum(self, payload: np.ndarray) -> np.ndarray:
         return self.comm.allreduce(payload)

@@ -2,9 +2,10 @@
 
 The spec (JSON, written by topo/train_run.py) gives the strategy, this worker's rank, its peers (rank,
 IP, site), for core-tree the INC job (an edge.spec.WorkerSpec under "worker"), the training
-configuration (edge.training.loop.TrainConfig under "train"), the common start time, and where to write
-the report and, for rank 0, one progress line per step. Connections are opened (and the hierarchical
-ones warmed) before the common start, so the first step's time is the allreduce's, not setup's.
+configuration (edge.training.loop.TrainConfig under "train"), and where to write the report and, for
+rank 0, one progress line per step. Connections are opened and warmed by one untimed allreduce before
+the first step (which also waits for the slowest worker to start), so step 0 times the allreduce, not
+process start-up.
 """
 
 from __future__ import annotations
@@ -33,9 +34,7 @@ def open_comm(spec: dict, cfg: TrainConfig) -> Comm:
     if strategy == "ring":
         return RingComm(spec["rank"], peers, timeout_s=timeout)
     if strategy == "hierarchical":
-        comm = HierComm(spec["rank"], peers, [p["site"] for p in spec["peers"]], timeout_s=timeout)
-        comm.warm(wire.encode(np.zeros(Mlp(hidden=cfg.hidden).size), cfg.fmt).payload)
-        return comm
+        return HierComm(spec["rank"], peers, [p["site"] for p in spec["peers"]], timeout_s=timeout)
     return IncComm(WorkerSpec.model_validate(spec["worker"]), exact=cfg.fmt == "exact")
 
 
@@ -45,7 +44,6 @@ def run(spec: dict) -> dict:
     rank, workers = int(spec["rank"]), len(spec["peers"])
     setup0 = time.time()
     comm = open_comm(spec, cfg)
-    setup_s = time.time() - setup0
     progress = Path(spec["progress"]) if spec.get("progress") else None
 
     def on_step(rec: StepRecord) -> None:
@@ -54,9 +52,10 @@ def run(spec: dict) -> dict:
                 f.write(json.dumps(vars(rec)) + "\n")
 
     try:
-        lag = time.time() - float(spec.get("start_at", 0))
-        if lag < 0:
-            time.sleep(-lag)
+        # one untimed allreduce of the gradient's size first, for every strategy: it waits for the last
+        # worker to start (a barrier), and opens TCP's windows as a host library's kept connections would
+        comm.sum(wire.encode(np.zeros(Mlp(hidden=cfg.hidden).size), cfg.fmt).payload)
+        setup_s = time.time() - setup0
         t0 = time.time()
         result = train(cfg, rank, workers, comm.sum, on_step)
         t1 = time.time()
@@ -68,7 +67,6 @@ def run(spec: dict) -> dict:
         "start": t0,
         "end": t1,
         "setup_s": round(setup_s, 4),
-        "late_start_s": max(lag, 0.0),
         "stats": stats,
         **result.to_json(),
     }
