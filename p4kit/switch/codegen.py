@@ -161,6 +161,42 @@ def _bind_header_locals(body: list[str]) -> list[str]:
     return out
 
 
+_SELF_BIND = re.compile(r"^_h(\d+) = _h\1$")
+
+
+def localise_headers(lines: list[str], indent: str) -> list[str]:
+    """A whole generated function body (a control, a checksum) with every header list it uses
+    more than once read into a local `_hK` once, at its top.
+
+    Why: `H[7][8]` is two subscripts, `_h7[8]` one, and a control reads fields dozens of times per
+    packet. Safe for the same reason as `_bind_header_locals` (only the parser replaces a header list,
+    and no parser runs inside a control or a calculation). The actions inlined in the body bound the
+    same locals; their `_hK = H[K]` lines become no-ops and are left out."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        for m in _HREF.finditer(line):
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    hot = {k for k, c in counts.items() if c > 1}
+    if not hot:
+        return lines
+    out = [indent + "; ".join(f"_h{k} = H[{k}]" for k in sorted(hot, key=int))]
+    for i, line in enumerate(lines):
+        new = _HREF.sub(lambda m: f"_h{m.group(1)}" if m.group(1) in hot else m.group(0), line)
+        body = new.lstrip()
+        lead = new[: len(new) - len(body)]
+        parts = [part for part in body.split("; ") if not _SELF_BIND.match(part)]
+        if len(parts) != len(body.split("; ")):
+            if parts:
+                new = lead + "; ".join(parts)
+            else:  # the line only re-bound locals the body already has
+                following = lines[i + 1] if i + 1 < len(lines) else ""
+                if len(following) - len(following.lstrip()) >= len(lead) and following.strip():
+                    continue
+                new = lead + "pass"  # it was its block's only statement
+        out.append(new)
+    return out
+
+
 MAX_PARSER_STATES = 100_000
 MAX_INLINED_NODES = 256  # control nodes inlined into one control's function
 MAX_INLINED_STATES = 48  # states inlined into one state's function (a DAG could blow up)
@@ -835,6 +871,7 @@ class CodeGen:
             {hid for hid, _, _, _ in spec or [] if hid is not None and not self.prog.headers[hid].metadata}
         )
         self.emit(0, f"def {fname}(P, H):")
+        first = len(self.out)
         varbits = spec is not None and any(w < 0 for _, _, w, _ in spec)  # widths known per packet
         if spec is not None and (payload or hids or varbits):
             order = [self.hdr(n).id for n in (self.prog.deparser or {}).get("order", [])]
@@ -862,6 +899,8 @@ class CodeGen:
                 nbytes = (total + pad) // 8
                 self.emit(1, f"_b = ({'_v << ' + str(pad) if pad else '_v'}).to_bytes({nbytes}, 'big')")
                 self.emit(1, f"return HF[{key!r}](_b)")
+        if not self.trace:
+            self.out[first:] = localise_headers(self.out[first:], "    ")
         self.emit(0, "")
 
     def _emit_csum16_body(self, inputs: list[dict]) -> None:
@@ -873,17 +912,44 @@ class CodeGen:
         total = sum(w for _, w in parts)
         shift = total + (-total) % 16
         terms = []
+        const = 0
+        packed = {f"H[{hid}][1]": hid for hid in self.packed}
         for code, w, run in self._csum_runs(inputs, parts):
             shift -= w
             sh = shift % 16
             if run is not None and run[2] - run[1] > 2:
                 code = f"sum(H[{run[0]}][{run[1]}:{run[2]}])"
+            elif code.isdigit():  # a constant input (p4c's zero byte of the UDP pseudo header)
+                const += int(code) << sh
+                continue
+            elif code in packed:
+                code = self._packed_residue(code, packed[code])
             terms.append(f"({code} << {sh})" if sh else code)
+        if const:
+            terms.append(str(const))
         self.emit(1, f"_s = {' + '.join(terms) if terms else '0'}")
         self.emit(1, "_r = _s % 65535")
         self.emit(1, "if _r == 0 and _s:")
         self.emit(2, "_r = 65535")
         self.emit(1, "return 65535 - _r")
+
+    def _packed_residue(self, code: str, hid: int) -> str:
+        """Emit the packed header's integer reduced mod 0xFFFF, for a checksum; return its local.
+
+        Why: the integer has the header's thousands of bits, and `%` on it is the costliest step of a
+        checksum over it. Ints are immutable, so one that `is` the integer seen last has the same
+        residue: the replicas of a multicast, which share the header, reduce it once. A nonzero
+        integer whose residue is 0 counts as 0xFFFF, so the sum stays nonzero exactly when the
+        unreduced one would (the end-around rule at the end needs that)."""
+        cache = self.const(f"PKM{hid}", [None, 0])
+        v, r = self.tmp("pv"), self.tmp("pr")
+        self.emit(1, f"{v} = {code}")
+        self.emit(1, f"if {v} is {cache}[0]:")
+        self.emit(2, f"{r} = {cache}[1]")
+        self.emit(1, "else:")
+        self.emit(2, f"{r} = {v} % 65535 or (65535 if {v} else 0)")
+        self.emit(2, f"{cache}[0] = {v}; {cache}[1] = {r}")
+        return r
 
     def _csum_runs(
         self, inputs: list[dict], parts: list[tuple[str, int]]
@@ -1657,6 +1723,8 @@ class CodeGen:
             self.emit(2, f"TR('{pname}: exit')")
         else:
             self.emit(2, "pass")
+        if not self.trace:
+            self.out[first:] = localise_headers(self.out[first:], "    ")
         # The body alone (no return in it), for the engine's fast path to inline.
         self.consts[f"PIPE_BODY_{pname}"] = "\n".join(self.out[first:])
         self.emit(0, "")

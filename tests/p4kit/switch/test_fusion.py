@@ -119,3 +119,41 @@ def test_packed_lanes_add_with_carries_and_the_control_plane_view(packed_json: d
     sw.set_trace(lambda line: None)  # the rows stay packed; traced code reads them per lane
     out = sw.process_packet(1, packet(3, 0, 4, [0] * 8))
     assert struct.unpack_from("!8I", out[0][1], 8) == (0, 0, 0, 8, 0xFFFFFFFE, 0x1234, 0, 8)
+
+
+def _csum16(data: bytes) -> int:
+    """The Internet checksum as BMv2's csum16 computes it (zero-padded to whole 16-bit words)."""
+    n = int.from_bytes(data + b"\0" * (len(data) % 2), "big")
+    return 0xFFFF - (n % 0xFFFF or (0xFFFF if n else 0))
+
+
+def test_checksums_over_packed_lanes_match_the_per_field_code() -> None:
+    """A checksum over a packed header reduces its integer once per value (multicast replicas share
+    it) and must give the per-field code's result: for lanes whose integer is a nonzero multiple of
+    0xFFFF (all ones) too, where the end-around rule decides between 0 and 0xFFFF."""
+    doc = compile_file(LANES, defines=["NO_CHAIN", "CSUM"]).bmv2
+    fast, traced = make(doc, False), make(doc, True)
+    assert "PKM" in fast._engine.comp.source and "PKM" not in traced._engine.comp.source
+    for sw in (fast, traced):
+        sw.mc_group_create(1, [(1, 0), (2, 1), (3, 0x7F)])
+    rng = random.Random(7)
+    ones = [0xFFFFFFFF] * 8
+    seen_bad = seen_zero = 0
+    for n in range(400):
+        kind = rng.choice([0, 0, 1, 3, 5, 6])  # store, add, load, mix, a miss
+        index = rng.choice([0, 1, 7])
+        values = ones if n % 5 == 0 else [rng.choice([0, 0xFFFFFFFF, rng.getrandbits(32)]) for _ in range(8)]
+        body = packet(kind, 0, index, values)
+        good = _csum16(body[0:1] + body[2:4] + body[8:40])
+        csum = good if rng.random() < 0.8 else rng.getrandbits(16)
+        frame = body + struct.pack("!H", csum)
+        got = fast.process_packet(2, frame)
+        assert got == traced.process_packet(2, frame), (n, kind, index)
+        assert [p for p, _ in got] == [1, 2, 3]
+        for _, out in got:
+            acc, (tail,) = struct.unpack_from("!I", out, 4)[0], struct.unpack_from("!H", out, 40)
+            assert (acc == 0xBAD) == (csum != good)  # the verify's verdict
+            assert tail == _csum16(out[0:4] + out[8:40])  # each replica's own checksum, from its bytes
+            seen_bad += acc == 0xBAD
+            seen_zero += tail == 0
+    assert seen_bad and seen_zero  # both rare cases were exercised

@@ -1,6 +1,8 @@
 /* Eight lanes per register index, updated lane by lane as INC does (tests/p4kit/switch/test_fusion.py):
    the switch fuses lane0..lane7 and runs each action's lanes as one list operation; the traced
-   pipeline runs them one primitive at a time. Both must agree. */
+   pipeline runs them one primitive at a time. Both must agree. With -DCSUM the packet carries a
+   checksum over the lanes (verified, and updated per multicast replica): the packed header's
+   checksum must agree with the per-field one. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -15,7 +17,9 @@ header op_h {
 header vec_h { LANE_FIELD(0) LANE_FIELD(1) LANE_FIELD(2) LANE_FIELD(3)
                LANE_FIELD(4) LANE_FIELD(5) LANE_FIELD(6) LANE_FIELD(7) }
 
-struct headers_t { op_h op; vec_h vec; }
+header tail_h { bit<16> csum; }
+
+struct headers_t { op_h op; vec_h vec; tail_h tail; }
 struct meta_t { bit<32> acc; bit<16> index; }
 
 #define LANES(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
@@ -39,11 +43,21 @@ parser LanesParser(packet_in pkt, out headers_t hdr, inout meta_t meta, inout st
     state start {
         pkt.extract(hdr.op);
         pkt.extract(hdr.vec);
+#ifdef CSUM
+        pkt.extract(hdr.tail);
+#endif
         transition accept;
     }
 }
 
-control LanesVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
+control LanesVerify(inout headers_t hdr, inout meta_t meta) {
+    apply {
+#ifdef CSUM
+        verify_checksum(hdr.tail.isValid(), { hdr.op.kind, hdr.op.index, hdr.vec }, hdr.tail.csum,
+                        HashAlgorithm.csum16);
+#endif
+    }
+}
 
 control LanesIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     LANES(REG)
@@ -73,11 +87,30 @@ control LanesIngress(inout headers_t hdr, inout meta_t meta, inout standard_meta
         ops.apply();
         hdr.op.acc = meta.acc;
         sm.egress_spec = 1;
+#ifdef CSUM
+        if (sm.checksum_error == 1) { hdr.op.acc = 0xBAD; }
+        sm.mcast_grp = 1;
+#endif
     }
 }
 
-control LanesEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control LanesCompute(inout headers_t hdr, inout meta_t meta) { apply { } }
-control LanesDeparser(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.op); pkt.emit(hdr.vec); } }
+control LanesEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+#ifdef CSUM
+        hdr.op.bias = (bit<8>) sm.egress_rid;  /* each replica's checksum differs */
+#endif
+    }
+}
+control LanesCompute(inout headers_t hdr, inout meta_t meta) {
+    apply {
+#ifdef CSUM
+        update_checksum(hdr.tail.isValid(), { hdr.op.kind, hdr.op.bias, hdr.op.index, hdr.vec }, hdr.tail.csum,
+                        HashAlgorithm.csum16);
+#endif
+    }
+}
+control LanesDeparser(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.op); pkt.emit(hdr.vec); pkt.emit(hdr.tail); }
+}
 
 V1Switch(LanesParser(), LanesVerify(), LanesIngress(), LanesEgress(), LanesCompute(), LanesDeparser()) main;
