@@ -117,6 +117,12 @@ class ExprLowering:
             return self.call_hook(e)
         if isinstance(e, (ast.ListExpression, ast.StructExpression)):
             raise unsupported("a list or struct expression here", e)
+        if isinstance(e, ast.DefaultExpression) and e.is_dontcare:
+            # `_` as an out argument: the value is written to a fresh temporary nobody reads
+            # (p4c's DontcareArgs pass declares one per call the same way)
+            if e.type is None or isinstance(T.unwrap(e.type), (T.DontCareType, T.TypeVar)):
+                raise CompileError("'_' needs the type of the parameter it is passed to", e.loc)
+            return self.ctx.temp(e.type)
         return ValueLoc(self.value(e), e.type or T.IntType())
 
     def _member(self, base: Loc, name: str, e: ast.Node) -> Loc:
