@@ -296,15 +296,23 @@ class DeclsMixin(CheckerState):
             return
         if isinstance(e, ast.BinaryOp) and e.op in ("&&&", ".."):
             self.expr(e.left, scope, kt)
-            self.coerce(e.left, kt, "keyset value")
+            self.keyset_coerce(e.left, kt, "keyset value")
             self.expr(e.right, scope, kt)
-            self.coerce(e.right, kt, "keyset mask" if e.op == "&&&" else "keyset bound")
+            self.keyset_coerce(e.right, kt, "keyset mask" if e.op == "&&&" else "keyset bound")
             e.type = T.SetType(kt)
             return
         t = self.expr(e, scope, kt)
         if isinstance(t, T.SetType):
             return
-        self.coerce(e, kt, "keyset value")
+        self.keyset_coerce(e, kt, "keyset value")
+
+    def keyset_coerce(self, e: ast.Expression, kt: T.Type, what: str) -> None:
+        """A keyset value for a key of type `kt`. A key of a serializable enum type also matches values
+        of its underlying type (`(bit<16>)E.A &&& 0xff00`): p4c converts between the two in keysets."""
+        ku, vu = T.unwrap(kt), T.unwrap(e.type) if e.type is not None else None
+        if isinstance(ku, T.SerEnumType) and isinstance(vu, T.BitsType) and T.same_type(ku.underlying, vu):
+            return
+        self.coerce(e, kt, what)
 
     def control_decl(self, d: ast.ControlDecl, scope: Scope) -> None:
         gs = self.generic_scope(scope, d.type_params, d)
