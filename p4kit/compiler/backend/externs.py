@@ -271,6 +271,17 @@ def _annotation_int(e: ast.Expression, program: ast.Program) -> int:
         raise CompileError(
             f"'{e.name}': declaration not found (an annotation argument must be a constant)", e.loc
         )
+    if isinstance(e, ast.Member) and isinstance(e.expr, (ast.PathExpression, ast.TypeNameExpression)):
+        # a member of a serializable enum (`@field_list(FieldLists.Clone)`): its declared value
+        enum = e.expr.name if isinstance(e.expr, ast.PathExpression) else e.expr.type_ref.name
+        for d in program.decls:
+            if isinstance(d, ast.EnumDecl) and d.name == enum:
+                t = T.unwrap(d.type) if d.type is not None else None
+                if not isinstance(t, T.SerEnumType):
+                    raise CompileError(f"'{d.name}' is not an enum with an underlying type", e.loc)
+                if e.member not in t.members:
+                    raise CompileError(f"'{e.member}' is not a member of enum '{d.name}'", e.loc)
+                return int(t.members[e.member])
     raise CompileError("an annotation argument must be an integer constant", e.loc)
 
 
