@@ -22,6 +22,7 @@ import numpy as np
 
 from controller.edge.install import TX_COUNTER, EdgeInstaller, read_port_counters, read_stats
 from controller.edge.plan import INT_RANGE, EdgeJobPlan, plan_edge_job
+from controller.edge.stage_specs import receiver_spec, site_specs
 from controller.p4rt import P4InfoIndex
 from controller.schedule.emulated import EmulatedParams, RoundPrediction, predict
 from controller.schedule.model import Network
@@ -196,63 +197,32 @@ def _launch(
     stall_timeout_s: float,
 ) -> list[tuple[str, Path, object]]:
     fabric = running.network.fabric
-    ids = plan.site_ids
-    edge_ip = {sw.name: next(h.ip for h in sw.hosts if h.role == "edge") for sw in fabric.switches}
+    workers = {sw.name: [h for h in sw.hosts if h.role == "worker"] for sw in fabric.switches}
+    specs = site_specs(
+        plan,
+        predicted,
+        params,
+        fabric,
+        running.network.wan.rtt_ms,
+        {site: [h.ip for h in hosts] for site, hosts in workers.items()},
+        stall_timeout_s,
+    )
     procs: list[tuple[str, Path, object]] = []
-    for sw in fabric.switches:
-        site = sw.name
-        rounds = []
-        for rp in predicted:
-            clique = next((c for c in rp.cliques if site in c.members), None)
-            if clique is None:
-                continue
-            rounds.append(
-                {
-                    "round": rp.round,
-                    "members": [ids[m] for m in clique.members],
-                    "gap_s": clique.gap_s,
-                    "agree_s": clique.agree_s,
-                    "rtt_s": {
-                        str(ids[m]): running.network.wan.rtt_ms(site, m) / 1e3
-                        for m in clique.members
-                        if m != site
-                    },
-                    "idle_s": max(6 * clique.gap_s, 0.1),
-                    "frame_s": params.frame_s,
-                }
-            )
-        workers = [h for h in sw.hosts if h.role == "worker"]
+    for site, spec in specs.items():
         lanes_path = out_dir / f"{site}.in.npy"
         np.save(lanes_path, vectors[site])
         site_spec = {
-            "site": ids[site],
-            "ip": edge_ip[site],
-            "tenant": plan.tenant,
-            "epoch": plan.epoch,
-            "memory_bytes": params.memory_bytes,
-            "stream_ip": sw.inc_ip,
-            "peers": {str(ids[n]): ip for n, ip in edge_ip.items() if n != site},
-            "workers": [h.ip for h in workers],
-            "rounds": rounds,
+            **spec,
             "lanes_path": str(lanes_path),
             "start_at": start_at,
             "report": str(out_dir / f"{site}.site.json"),
-            "replicate": "network",
-            "stall_timeout_s": stall_timeout_s,
-            "linger_s": 2.0,
         }
         spec_path = out_dir / f"{site}.site.spec.json"
         spec_path.write_text(json.dumps(site_spec))
         Path(site_spec["report"]).unlink(missing_ok=True)
-        if not rounds:
-            continue
-        for h in workers:
+        for h in workers[site]:
             recv = {
-                "ip": h.ip,
-                "stage_ip": edge_ip[site],
-                "tenant": plan.tenant,
-                "epoch": plan.epoch,
-                "rounds": [{"round": r["round"], "chunks": params.chunks} for r in rounds],
+                **receiver_spec(plan, spec, h.ip, params.chunks),
                 "out": str(out_dir / f"{h.name}.out.npy"),
                 "report": str(out_dir / f"{h.name}.recv.json"),
                 "timeout_s": START_DELAY_S + 600,
@@ -269,7 +239,7 @@ def _launch(
                     node.popen([sys.executable, "-m", "edge.edge_receiver", str(rpath)]),
                 )
             )
-        node = running.network.host(next(h.name for h in sw.hosts if h.role == "edge"))
+        node = running.network.host(next(h.name for h in fabric.switch(site).hosts if h.role == "edge"))
         procs.append(
             (
                 site,

@@ -16,6 +16,10 @@ from controller.p4rt import P4InfoIndex, SwitchConnection
 from controller.p4rt.entities import decode_value
 from edge.protocol import PACKET_LEN
 
+# A view reads the switches while the caller waits: a switch that does not answer (stopped, overloaded)
+# costs at most this per call, and is then taken as down until it answers again
+VIEW_TIMEOUT_S = 10.0
+
 WIRE_BYTES = PACKET_LEN + 14 + 20 + 8  # Ethernet + IPv4 + UDP + INC payload: 318
 
 STAT_NAMES = (

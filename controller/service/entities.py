@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 from p4.v1 import p4runtime_pb2
 
+from controller.edge.install import HOSTS_TABLE, MCAST_TABLE, edge_items
+from controller.edge.plan import EdgeJobPlan
 from controller.inc.install import (
     WRITE_BATCH,
     ApplyError,
@@ -42,12 +44,14 @@ __all__ = [
     "route_items",
 ]
 
-JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers")
+JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers", MCAST_TABLE, HOSTS_TABLE)
 ROUTE_TABLES = (ROUTE_TABLE, L2_TABLE, GUARD_TABLE)  # every table controller.routes plans for
 
 
 def job_items(index: P4InfoIndex, plan: Plan, rounds: Iterable[int] | None = None) -> list[Item]:
     """The entities of a job (optionally of some of its rounds only: deliveries always)."""
+    if plan.edge is not None:
+        return edge_items(index, EdgeJobPlan.from_json(plan.edge["plan"]))
     return plan_items(index, plan.job, plan.switch_rounds, rounds)
 
 

@@ -25,9 +25,11 @@ from controller.p4rt import P4RuntimeError
 from controller.service import quotas
 from controller.service.access import visible_job
 from controller.service.auth import Principal
+from controller.service.edge_jobs import build_edge_plan
 from controller.service.entities import ApplyError, Item, Stage, Writer, job_items, resets_for
 from controller.service.errors import Conflict, Forbidden, Unauthorized, Unavailable
 from controller.service.plans import (
+    EDGE_STRATEGIES,
     JobSpec,
     Plan,
     ScheduleChoice,
@@ -73,7 +75,10 @@ class Jobs:
             job_id = st.store.next_job_id(MAX_TENANT)
             if job_id is None:
                 raise Conflict(f"all {MAX_TENANT} job ids are in use")
-            plan = build_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
+            if spec.strategy in EDGE_STRATEGIES:
+                plan = build_edge_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
+            else:
+                plan = build_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
             try:
                 quotas.check_slots(st.quotas, tenant, quotas.tenant_slots(mine), plan)
                 items = job_items(st.index, plan)
@@ -106,9 +111,9 @@ class Jobs:
             quotas.check_rounds(self.state.quotas, len(spec.schedule.rounds or []))
 
     def _write(self, plan: Plan, items: list[Item]) -> None:
-        if not plan.switch_rounds:
+        if not items:
             return
-        self.need_switches({sr.switch for sr in plan.switch_rounds})
+        self.need_switches({i.switch for i in items})
         try:
             Writer(self.state.pool.live()).insert(items, resets_for(self.state.index, plan.switch_rounds))
         except ApplyError as exc:
@@ -137,8 +142,8 @@ class Jobs:
             _not_busy(job)
             old = Plan.from_json(job.plan)
             plan = old.with_epoch(new_epoch())
-            self.need_switches({sr.switch for sr in plan.switch_rounds})
             tenants = [i for i in job_items(st.index, plan) if i.stage == Stage.TENANT]
+            self.need_switches({i.switch for i in tenants})
             writer = Writer(st.pool.live())
             try:
                 writer.modify(tenants)
@@ -165,7 +170,12 @@ class Jobs:
         job = visible_job(st.store, principal, job_id)
         spec = JobSpec.from_json(job.spec)
         if spec.strategy != "core-cliques":
-            raise Conflict(f"job {job_id} uses {spec.strategy}: only core-cliques jobs have a schedule")
+            hint = (
+                " (an edge job's stages run its rounds from the specs: create a new job)" if spec.edge else ""
+            )
+            raise Conflict(
+                f"job {job_id} uses {spec.strategy}: only core-cliques jobs have a replaceable schedule{hint}"
+            )
         spec.schedule = schedule
         self._check_requested_rounds(spec)
         by_site = check_workers(st.topology, spec.workers)
@@ -244,9 +254,8 @@ class Jobs:
             raise Unavailable(f"switch(es) {', '.join(down)} unreachable: {why}")
 
     def _release(self, plan: Plan) -> None:
-        for rp in plan.rounds:
-            for c in range(len(rp.cliques)):
-                self.state.allocator.release((plan.job, rp.round, c))
+        for owner in plan.owners():
+            self.state.allocator.release(owner)
 
     def forget(self, job: JobRow) -> list[str]:
         """Remove a job's entries (best effort: a down switch loses them anyway), resources and row.

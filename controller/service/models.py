@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from controller.service.plans import JobSpec, ScheduleSpec
+from controller.service.plans import EdgeStageSpec, JobSpec, ScheduleSpec
 
 Sites = list[Annotated[str, Field(min_length=1, max_length=64)]]
 
@@ -45,17 +45,51 @@ class ExplicitSchedule(BaseModel):
 Schedule = Annotated[AutoSchedule | ExplicitSchedule, Field(discriminator="mode")]
 
 
-# The rule _schedule_fits_strategy checks, in the schema too (OpenAPI 3.1 is JSON Schema 2020-12), so
-# that clients and generated requests know it: core-cliques needs a schedule, the others take none.
+class EdgeStage(BaseModel):
+    """The edge stages of an Edge-INC job, at real scale: the service scales memory and vector by the
+    emulated link rate over the real one (DESIGN.md section 6), as `tributary schedule --run` does."""
+
+    model_config = ConfigDict(extra="forbid")
+    memory: str = Field("4MB", description="each site's stage memory, e.g. 4MB, 256MB", examples=["4MB"])
+    size: str = Field("64MB", description="bytes each site contributes per round", examples=["64MB"])
+    max_rate_mbit: float | None = Field(
+        None,
+        gt=0,
+        le=100_000,
+        description="pace the streams as if the links ran at most this fast (Mbit/s of frames), e.g. to "
+        "keep a software data plane within its CPU budget; default: the emulated links' rate",
+    )
+
+
+# The rules _schedule_fits_strategy checks, in the schema too (OpenAPI 3.1 is JSON Schema 2020-12), so
+# that clients and generated requests know them: core-cliques and edge-cliques need a schedule, the
+# others take none; only the edge strategies take `edge`, and an automatic schedule of edge-cliques
+# names the memory and size itself.
+ROTATING = ("core-cliques", "edge-cliques")  # the strategies that run a schedule
+EDGE_STRATEGIES = ("edge-cliques", "edge-all-to-all")
+
 _SCHEDULE_RULE = {
-    "if": {"properties": {"strategy": {"const": "core-cliques"}}, "required": ["strategy"]},
+    "if": {"properties": {"strategy": {"enum": list(ROTATING)}}, "required": ["strategy"]},
     "then": {"required": ["schedule"], "properties": {"schedule": {"not": {"type": "null"}}}},
     "else": {"properties": {"schedule": {"type": "null"}}},
+}
+_EDGE_RULE = {
+    "if": {"properties": {"strategy": {"enum": list(EDGE_STRATEGIES)}}, "required": ["strategy"]},
+    "then": {
+        "if": {
+            "properties": {"schedule": {"properties": {"mode": {"const": "auto"}}, "required": ["mode"]}},
+            "required": ["schedule"],
+        },
+        "then": {
+            "properties": {"edge": {"not": {"anyOf": [{"required": ["memory"]}, {"required": ["size"]}]}}}
+        },
+    },
+    "else": {"properties": {"edge": {"type": "null"}}},
 }
 
 
 class JobCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [_SCHEDULE_RULE]})
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [_SCHEDULE_RULE, _EDGE_RULE]})
     name: str = Field("", max_length=64, description="a label of your choice")
     workers: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
         min_length=1,
@@ -63,14 +97,26 @@ class JobCreate(BaseModel):
         description="worker host names, e.g. TYOw1",
         examples=[["TYOw1", "NYCw1"]],
     )
-    strategy: Literal["core-tree", "core-cliques", "ring-baseline"] = Field(
-        "core-tree",
-        description="core-tree: one reduction tree over all workers; core-cliques: a rotating schedule of "
-        "cliques, each with its own tree per round; ring-baseline: host ring allreduce, no switch state",
+    strategy: Literal["core-tree", "core-cliques", "ring-baseline", "edge-cliques", "edge-all-to-all"] = (
+        Field(
+            "core-tree",
+            description="core-tree: one reduction tree over all workers; core-cliques: a rotating schedule of "
+            "cliques, each with its own tree per round; ring-baseline: host ring allreduce, no switch state; "
+            "edge-cliques: Edge-INC (each site multicasts its vector once, the edge stages sum) on a rotating "
+            "schedule of cliques of sites; edge-all-to-all: Edge-INC, every site with every other in one round",
+        )
     )
     format: Literal["int32", "float32"] = Field("int32", description="number format of the workers' values")
     slots: int = Field(256, ge=1, le=4096, description="aggregation slots per switch and round: the window")
-    schedule: Schedule | None = Field(None, description="for core-cliques: auto or explicit rounds")
+    schedule: Schedule | None = Field(
+        None, description="for core-cliques and edge-cliques: auto (the optimiser's) or explicit rounds"
+    )
+    edge: EdgeStage | None = Field(
+        None,
+        description="for edge-cliques and edge-all-to-all: the stages' memory, the vector size and the "
+        "pacing cap (default 4MB, 64MB, the links' rate); with an automatic schedule only the cap (the "
+        "memory and size are the schedule's)",
+    )
 
     @field_validator("workers")
     @classmethod
@@ -82,10 +128,22 @@ class JobCreate(BaseModel):
 
     @model_validator(mode="after")
     def _schedule_fits_strategy(self) -> JobCreate:
-        if self.strategy == "core-cliques" and self.schedule is None:
-            raise ValueError('strategy core-cliques needs a schedule: {"mode": "auto"} or explicit rounds')
-        if self.strategy != "core-cliques" and self.schedule is not None:
-            raise ValueError(f"strategy {self.strategy} takes no schedule (only core-cliques rotates)")
+        if self.strategy in ROTATING and self.schedule is None:
+            raise ValueError(
+                f'strategy {self.strategy} needs a schedule: {{"mode": "auto"}} or explicit rounds'
+            )
+        if self.strategy not in ROTATING and self.schedule is not None:
+            raise ValueError(
+                f"strategy {self.strategy} takes no schedule (only core-cliques and edge-cliques rotate)"
+            )
+        if self.edge is not None and self.strategy not in EDGE_STRATEGIES:
+            raise ValueError(f"strategy {self.strategy} has no edge stages: `edge` is for edge-* strategies")
+        if self.edge is not None and isinstance(self.schedule, AutoSchedule):
+            if self.edge.model_fields_set & {"memory", "size"}:
+                raise ValueError(
+                    "an automatic schedule's memory and size are the stages': give them in `schedule`, "
+                    "not `edge` (which then takes only max_rate_mbit)"
+                )
         return self
 
     def to_spec(self) -> JobSpec:
@@ -96,6 +154,7 @@ class JobCreate(BaseModel):
             slots=self.slots,
             name=self.name,
             schedule=schedule_spec(self.schedule) if self.schedule else None,
+            edge=edge_spec(self.edge, self.schedule) if self.strategy in EDGE_STRATEGIES else None,
         )
 
 
@@ -111,6 +170,14 @@ def schedule_spec(s: AutoSchedule | ExplicitSchedule) -> ScheduleSpec:
     if isinstance(s, ExplicitSchedule):
         return ScheduleSpec("explicit", rounds=[[list(c) for c in rnd] for rnd in s.rounds])
     return ScheduleSpec("auto", memory=s.memory, size=s.size, bandwidth=s.bandwidth, families=s.families)
+
+
+def edge_spec(edge: EdgeStage | None, schedule: AutoSchedule | ExplicitSchedule | None) -> EdgeStageSpec:
+    """The stages' parameters: an automatic schedule's memory and size, else `edge`'s (or defaults)."""
+    e = edge or EdgeStage()
+    if isinstance(schedule, AutoSchedule):
+        return EdgeStageSpec(memory=schedule.memory, size=schedule.size, max_rate_mbit=e.max_rate_mbit)
+    return EdgeStageSpec(memory=e.memory, size=e.size, max_rate_mbit=e.max_rate_mbit)
 
 
 class ErrorBody(BaseModel):

@@ -27,7 +27,9 @@ from controller.service.topology import Topology
 from edge.protocol import worker_port
 from edge.spec import RoundSpec, WorkerSpec
 
-STRATEGIES = ("core-tree", "core-cliques", "ring-baseline")
+STRATEGIES = ("core-tree", "core-cliques", "ring-baseline", "edge-cliques", "edge-all-to-all")
+ROTATING = ("core-cliques", "edge-cliques")  # strategies that run a schedule of cliques
+EDGE_STRATEGIES = ("edge-cliques", "edge-all-to-all")
 FORMATS = ("int32", "float32")
 ROUND_SPACE = 1 << 16  # the packet's round field
 PLAN_VERSION = 2
@@ -46,6 +48,15 @@ class ScheduleSpec:
 
 
 @dataclass
+class EdgeStageSpec:
+    """An Edge-INC job's stages at real scale (memory, vector size) and an optional pacing cap."""
+
+    memory: str = "4MB"
+    size: str = "64MB"
+    max_rate_mbit: float | None = None
+
+
+@dataclass
 class JobSpec:
     workers: list[str]
     strategy: str = "core-tree"
@@ -53,6 +64,7 @@ class JobSpec:
     slots: int = 256
     name: str = ""
     schedule: ScheduleSpec | None = None
+    edge: EdgeStageSpec | None = None  # the edge-* strategies
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -60,6 +72,7 @@ class JobSpec:
     @classmethod
     def from_json(cls, doc: dict) -> JobSpec:
         sched = doc.get("schedule")
+        edge = doc.get("edge")
         return cls(
             workers=list(doc["workers"]),
             strategy=doc.get("strategy", "core-tree"),
@@ -67,6 +80,7 @@ class JobSpec:
             slots=int(doc.get("slots", 256)),
             name=doc.get("name", ""),
             schedule=ScheduleSpec(**sched) if sched else None,
+            edge=EdgeStageSpec(**edge) if edge else None,
         )
 
 
@@ -124,6 +138,9 @@ class Plan:
     epoch: int = 0
     # the stored form: 1 before protocol v2 (no epochs, no children's addresses), 2 since
     version: int = PLAN_VERSION
+    # an Edge-INC job's trees, groups, stage parameters and the specs of its processes
+    # (controller.service.edge_jobs); None for the others
+    edge: dict | None = None
 
     @property
     def period(self) -> int:
@@ -142,7 +159,18 @@ class Plan:
         new.epoch = epoch
         for sr in new.switch_rounds:
             sr.epoch = epoch
+        if new.edge is not None:
+            new.edge["plan"]["epoch"] = epoch
+            for spec in (*new.edge["sites"].values(), *new.edge["receivers"].values()):
+                spec["epoch"] = epoch
         return new
+
+    def owners(self) -> list[tuple[int, int, int]]:
+        """Every allocator owner the job holds resources under."""
+        out = [(self.job, rp.round, c) for rp in self.rounds for c in range(len(rp.cliques))]
+        for a in self.edge["allocations"] if self.edge else []:
+            out.append((self.job, a[1], a[2]))
+        return sorted(set(out))
 
     def worker_spec(self, host: str, stall_timeout_s: float = 30.0) -> WorkerSpec:
         """What worker `host` is told (edge.spec.WorkerSpec): one entry per round of the cycle."""
@@ -207,6 +235,7 @@ class Plan:
             list(doc.get("ring", [])),
             int(doc.get("epoch", 0)),
             int(doc.get("version", 1)),
+            doc.get("edge"),
         )
 
 
@@ -261,11 +290,17 @@ def check_rounds(topology: Topology, rounds: list[list[list[str]]], job_sites: s
 def choose_schedule(
     topology: Topology, spec: JobSpec, sites: list[str], progress: Callable[[str], None] | None = None
 ) -> ScheduleChoice:
-    if spec.strategy != "core-cliques":
+    if spec.strategy == "edge-all-to-all":
+        if len(sites) < 2:
+            raise BadRequest("edge-all-to-all needs workers at two sites or more")
+        return ScheduleChoice([[sites]], "all-to-all", exact_average=True, rounds_to_consensus=1)
+    if spec.strategy not in ROTATING:
         return ScheduleChoice([[sites]], "single tree")
     sched = spec.schedule
     if sched is None:
-        raise BadRequest("strategy core-cliques needs a schedule: {'mode': 'auto', ...} or explicit rounds")
+        raise BadRequest(
+            f"strategy {spec.strategy} needs a schedule: {{'mode': 'auto', ...}} or explicit rounds"
+        )
     if sched.mode == "explicit":
         check_rounds(topology, sched.rounds or [], set(sites))
         return ScheduleChoice([[list(c) for c in rnd] for rnd in sched.rounds or []], "explicit")
@@ -289,6 +324,17 @@ def choose_schedule(
         raise BadRequest("the optimiser found no schedule that reaches consensus for these sites")
     best = result.best
     t = best.time_s
+    if spec.strategy == "edge-cliques":
+        # the stages sum: a run is the cycle repeated until consensus (a finite-time design's rounds)
+        cycle = best.named_rounds(net)
+        n = best.mixing.rounds if best.mixing.reaches else len(cycle)
+        return ScheduleChoice(
+            [[list(c) for c in cycle[r % len(cycle)]] for r in range(n)],
+            best.strategy,
+            t if math.isfinite(t) else None,
+            best.mixing.rounds if best.mixing.reaches else None,
+            best.mixing.exact,
+        )
     return ScheduleChoice(
         best.named_rounds(net),
         best.strategy,

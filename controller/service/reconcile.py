@@ -72,6 +72,10 @@ class Reconciler:
                 )
             for job in st.store.jobs():
                 plan = Plan.from_json(job.plan)
+                # an Edge-INC job's groups (no cells) are in its plan, not in the allocation rows
+                for sw, rnd, idx, base, cells, group in (plan.edge or {}).get("allocations", []):
+                    if sw in st.allocator.switches:
+                        st.allocator.reserve((job.id, rnd, idx), sw, CellRange(base, cells), group)
                 if plan.switch_rounds and (plan.version < 2 or not plan.epoch):
                     # written before jobs had generations: its entries cannot be rebuilt; reconcile
                     # removes whatever of it a switch still holds
@@ -224,6 +228,8 @@ def _stage_of(index: P4InfoIndex, entity: p4runtime_pb2.Entity) -> Stage:
         "inc_tenants": Stage.TENANT,
         "inc_children": Stage.CHILD,
         "inc_workers": Stage.DELIVERY,
+        "edge_mcast": Stage.TENANT,
+        "edge_hosts": Stage.DELIVERY,
     }.get(kind_name(index, entity), Stage.ROUTE)
 
 

@@ -9,21 +9,21 @@ nothing that counts or names another tenant's jobs.
 
 from __future__ import annotations
 
+from controller.edge.plan import EdgeJobPlan
 from controller.p4rt import P4RuntimeError
 from controller.service.auth import Principal
-from controller.service.counters import round_traffic, switch_stats
+from controller.service.counters import VIEW_TIMEOUT_S, round_traffic, switch_stats
+from controller.service.edge_views import edge_counters, edge_view, edge_worker_views
 from controller.service.entities import read_switch_state
 from controller.service.plans import Plan
 from controller.service.reconcile import kind_name
 from controller.service.state import ServiceState
 from controller.service.store import JobRow
 
-# A view reads the switches while the caller waits: a switch that does not answer (stopped, overloaded)
-# costs at most this per call, and is then taken as down until it answers again
-VIEW_TIMEOUT_S = 10.0
-
 
 def job_switches(plan: Plan) -> list[str]:
+    if plan.edge is not None:
+        return EdgeJobPlan.from_json(plan.edge["plan"]).switches()
     return sorted({sr.switch for sr in plan.switch_rounds})
 
 
@@ -119,12 +119,14 @@ def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
             }
             for sr in plan.switch_rounds
         ],
-        workers=worker_views(plan),
+        workers=worker_views(plan) if plan.edge is None else edge_worker_views(plan),
     )
     if plan.ring:
         view["ring"] = plan.ring
+    if plan.edge is not None:
+        view["edge"] = edge_view(plan)
     if counters:
-        view["counters"] = job_counters(state, plan)
+        view["counters"] = job_counters(state, plan) if plan.edge is None else edge_counters(state, plan)
     return view
 
 

@@ -176,6 +176,75 @@ def test_a_killed_controller_is_restarted_with_its_jobs(wan: dict) -> None:
     wan["doc"] = json.loads(wan["state"].read_text())  # the later tests check the current controller
 
 
+def test_an_edge_job_from_the_rest_api_runs_on_the_edge_stages(wan: dict, tmp_path: Path) -> None:
+    """POST /jobs with edge-all-to-all, then start every site's stage and every worker's receiver from
+    the job view's specs alone, as a user would: every worker ends with the exact sum of the three
+    sites, the switches' per-round counters show each site's stream, DELETE removes every edge entry."""
+    from topo import detach
+
+    with client(wan["url"], ADMIN_TOKEN) as admin:
+        token = admin.post("/tenants", json={"name": "edger"}).json()["token"]
+        t = client(wan["url"], token)
+        body = {
+            "workers": ["TYOw1", "NYCw1", "LONw1"],
+            "strategy": "edge-all-to-all",
+            "edge": {"memory": "256MB", "size": "64MB", "max_rate_mbit": 1.3},
+        }
+        r = t.post("/jobs", json=body)
+        assert r.status_code == 201, r.text
+        job = r.json()
+        edge = job["edge"]
+        chunks = edge["stage"]["chunks"]
+        assert chunks == 32  # 64e6 B x 1.3 Mbit/s / 10 Gbit/s = 8320 B, in 256-byte chunks
+        rng = np.random.default_rng(7)
+        vectors = {
+            site: rng.integers(-(1 << 24), 1 << 24, size=(chunks, 64), dtype=np.int32).view(np.uint32)
+            for site in edge["sites"]
+        }
+        start_at = time.time() + 4.0
+        procs = []
+        for site, spec in edge["sites"].items():
+            np.save(tmp_path / f"{site}.in.npy", vectors[site])
+            full = {
+                **spec,
+                "lanes_path": str(tmp_path / f"{site}.in.npy"),
+                "start_at": start_at,
+                "report": str(tmp_path / f"{site}.site.json"),
+            }
+            (tmp_path / f"{site}.site.spec.json").write_text(json.dumps(full))
+            argv = [sys.executable, "-m", "edge.edge_site", str(tmp_path / f"{site}.site.spec.json")]
+            procs.append(subprocess.Popen(detach.host_command(wan["doc"], f"{site}e", argv), cwd=ROOT))
+        for w in job["workers"]:
+            host = w["host"]
+            full = {
+                **w["receiver"],
+                "out": str(tmp_path / f"{host}.out.npy"),
+                "report": str(tmp_path / f"{host}.recv.json"),
+                "timeout_s": 120,
+            }
+            (tmp_path / f"{host}.recv.spec.json").write_text(json.dumps(full))
+            argv = [sys.executable, "-m", "edge.edge_receiver", str(tmp_path / f"{host}.recv.spec.json")]
+            procs.append(subprocess.Popen(detach.host_command(wan["doc"], host, argv), cwd=ROOT))
+        for proc in procs:
+            assert proc.wait(timeout=180) == 0
+        total = sum(vectors.values())  # uint32 arithmetic: the switches' and stages' wrap-around sum
+        for w in job["workers"]:
+            report = json.loads((tmp_path / f"{w['host']}.recv.json").read_text())
+            assert "error" not in report and report["count"] == [3], report
+            assert np.array_equal(np.load(tmp_path / f"{w['host']}.out.npy"), total)
+        counters = t.get(f"/jobs/{job['id']}").json()["counters"]
+        [rnd] = counters["per_round"]
+        assert set(rnd["streams"]) == {"TYO", "NYC", "LON"}
+        for stream in rnd["streams"].values():
+            assert stream["packets"] >= chunks  # the live stream (its last chunk twice); repairs are unicast
+        # on the full mesh each stream is replicated at its own switch to two, then once to each edge host
+        assert rnd["tree_packets"] == 3 * sum(s["packets"] for s in rnd["streams"].values())
+        assert t.delete(f"/jobs/{job['id']}").status_code == 200
+        for s in admin.get("/switches").json():
+            assert not {"edge_mcast", "edge_hosts", "multicast_groups"} & set(s["by_table"]), s
+        assert admin.delete("/tenants/edger").status_code == 200
+
+
 def test_a_new_users_session(wan: dict, tmp_path: Path) -> None:
     admin_token = Path(wan["doc"]["admin_token_file"]).read_text().strip()
     assert admin_token not in (Path(wan["doc"]["run_dir"]) / "controller.log").read_text()

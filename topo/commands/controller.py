@@ -114,25 +114,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     js = j_sub.add_parser(
         "submit",
         help="install a job: its trees, slots and multicast groups",
-        description="Submit a job. A core-cliques job rotates cliques of sites: --schedule auto asks the "
-        "optimiser (with --memory and --size), or give the rounds, e.g. 'TYO+NYC/LON;NYC+LON' "
-        "(rounds split by ';', cliques by '/', sites by '+').",
+        description="Submit a job. A core-cliques or edge-cliques job rotates cliques of sites: --schedule "
+        "auto asks the optimiser (with --memory and --size), or give the rounds, e.g. 'TYO+NYC/LON;NYC+LON' "
+        "(rounds split by ';', cliques by '/', sites by '+'). The edge-* strategies run on the sites' edge "
+        "stages (docs/edge-inc.md): --memory and --size are the stages' memory and the vector at real "
+        "scale, --max-rate caps the pacing; the answer lists the spec every stage and receiver runs with.",
         epilog="examples:\n"
         "  tributary job submit --workers TYOw1,NYCw1,LONw1\n"
         "  tributary job submit --workers TYOw1,NYCw1,LONw1 --strategy core-cliques --schedule auto --memory 4MB\n"
-        "  tributary job submit --workers TYOw1,NYCw1,LONw1 --strategy core-cliques --schedule 'TYO+NYC;NYC+LON'\n",
+        "  tributary job submit --workers TYOw1,NYCw1,LONw1 --strategy core-cliques --schedule 'TYO+NYC;NYC+LON'\n"
+        "  tributary job submit --workers TYOw1,NYCw1,LONw1 --strategy edge-all-to-all --memory 256MB --max-rate 1.3\n"
+        "  tributary job submit --workers TYOw1,NYCw1,LONw1 --strategy edge-cliques --schedule auto --memory 4MB\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     js.add_argument("--workers", required=True, help="comma-separated worker hosts, e.g. TYOw1,NYCw1")
-    js.add_argument("--strategy", choices=("core-tree", "core-cliques", "ring-baseline"), default="core-tree")
+    js.add_argument(
+        "--strategy",
+        choices=("core-tree", "core-cliques", "ring-baseline", "edge-cliques", "edge-all-to-all"),
+        default="core-tree",
+    )
     js.add_argument(
         "--format", choices=("int32", "float32"), default="int32", help="number format (default int32)"
     )
     js.add_argument("--slots", type=int, default=256, help="slots per switch and round (default 256)")
     js.add_argument("--name", default="", help="a label")
-    js.add_argument("--schedule", help="core-cliques: 'auto' or rounds like 'TYO+NYC/LON;NYC+LON'")
-    js.add_argument("--memory", default="4MB", help="auto schedule: edge memory per site (default 4MB)")
-    js.add_argument("--size", default="64MB", help="auto schedule: bytes per site and round (default 64MB)")
+    js.add_argument("--schedule", help="core-/edge-cliques: 'auto' or rounds like 'TYO+NYC/LON;NYC+LON'")
+    js.add_argument(
+        "--memory", default="4MB", help="auto schedule and edge-*: edge memory per site (default 4MB)"
+    )
+    js.add_argument(
+        "--size", default="64MB", help="auto schedule and edge-*: bytes per site and round (default 64MB)"
+    )
+    js.add_argument(
+        "--max-rate", type=float, metavar="MBIT", help="edge-*: pace the streams for at most this link rate"
+    )
     _client_args(js)
     js.set_defaults(func=cmd_job_submit)
     jl = j_sub.add_parser("list", help="your jobs")
@@ -306,4 +321,8 @@ def cmd_job_submit(args: argparse.Namespace) -> int:
             body["schedule"] = {"mode": "auto", "memory": args.memory, "size": args.size}
         else:
             body["schedule"] = {"mode": "explicit", "rounds": parse_rounds(args.schedule)}
+    if args.strategy.startswith("edge-"):
+        body["edge"] = {"max_rate_mbit": args.max_rate}
+        if args.schedule != "auto":
+            body["edge"].update(memory=args.memory, size=args.size)
     return _call(args, "POST", "/jobs", args.token or os.environ.get(TOKEN_ENV), body)
