@@ -73,7 +73,10 @@ class StrategyRun:
             "wall_s": round(self.wall_s, 3),
             "setup_s": round(self.setup_s, 3),
             "workers_agree": len(set(self.digests)) == 1 and len(self.digests) > 0,
-            "curve": [[s["loss"], s["accuracy"], round(s["compute_s"], 6), round(s["comm_s"], 6)] for s in self.steps],
+            "curve": [
+                [s["loss"], s["accuracy"], round(s["compute_s"], 6), round(s["comm_s"], 6)]
+                for s in self.steps
+            ],
         }
         if self.stats:
             out["stats"] = self.stats
@@ -84,7 +87,9 @@ class StrategyRun:
 
 def _peers(running: RunningWan, hosts: list[str]) -> list[dict]:
     fabric = running.network.fabric
-    return [{"rank": r, "ip": fabric.host(h)[1].ip, "site": fabric.host(h)[0].name} for r, h in enumerate(hosts)]
+    return [
+        {"rank": r, "ip": fabric.host(h)[1].ip, "site": fabric.host(h)[0].name} for r, h in enumerate(hosts)
+    ]
 
 
 def inc_slots(cfg: TrainConfig) -> int:
@@ -103,7 +108,7 @@ def run_strategy(
     """Train once with `strategy` on every worker host of the running WAN."""
     hosts = worker_hosts(running)
     peers = _peers(running, hosts)
-    out_dir = running.run_dir / "train" / f"{strategy}-x{cfg.compute_scale}"
+    out_dir = running.run_dir / "train" / f"{strategy}-x{cfg.compute_scale}-{cfg.compute_ms:g}ms"
     out_dir.mkdir(parents=True, exist_ok=True)
     specs: dict[str, dict] = {}
     for rank, host in enumerate(hosts):

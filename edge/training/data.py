@@ -45,7 +45,9 @@ def shard(split: Split, rank: int, workers: int) -> tuple[np.ndarray, np.ndarray
     return split.x_train[rank::workers], split.y_train[rank::workers]
 
 
-def batch(x: np.ndarray, y: np.ndarray, size: int, seed: int, rank: int, step: int) -> tuple[np.ndarray, np.ndarray]:
+def batch(
+    x: np.ndarray, y: np.ndarray, size: int, seed: int, rank: int, step: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Minibatch `step` of this worker: drawn without replacement from its shard, from (seed, rank, step)."""
     rng = np.random.default_rng([seed, rank, step, 0xBA7C])
     pick = rng.choice(len(y), size=min(size, len(y)), replace=False)

@@ -30,11 +30,17 @@ class TrainConfig:
     fmt: str = "float32"  # wire.FORMATS
     local_steps: int = 1  # 1: average gradients every step; K > 1: average parameter changes every K steps
     compute_scale: int = 1  # gradient passes per step (the extra passes stand for a larger model's compute)
+    # accelerator time per step: compute lasts at least this long, the worker waiting out the rest after its
+    # passes as a host waits for its GPU's forward and backward pass; unlike extra passes it takes no CPU
+    # from the emulated network or the other workers, so every worker's compute takes the same time
+    compute_ms: float = 0.0
     target_accuracy: float = 0.9
 
     def check(self) -> None:
         if self.steps < 1 or self.batch < 1 or self.local_steps < 1 or self.compute_scale < 1:
             raise ValueError("steps, batch, local steps and compute scale must be at least 1")
+        if not 0 <= self.compute_ms <= 600_000:
+            raise ValueError(f"compute time per step must be in 0..600000 ms, got {self.compute_ms}")
         if not 0 < self.lr <= 10:
             raise ValueError(f"learning rate must be in (0, 10], got {self.lr}")
         if self.fmt not in wire.FORMATS:
@@ -100,6 +106,8 @@ def train(
         xb, yb = batch(x, y, cfg.batch, cfg.seed, rank, step)
         for _ in range(cfg.compute_scale):  # the same pass repeated: same gradient, more compute
             _, grad = model.loss_and_grad(params, xb, yb)
+        if cfg.compute_ms:
+            time.sleep(max(0.0, cfg.compute_ms / 1000 - (time.perf_counter() - t0)))
         t1 = time.perf_counter()
         synced = cfg.local_steps == 1 or (step + 1) % cfg.local_steps == 0 or step == cfg.steps - 1
         clipped = 0

@@ -31,7 +31,9 @@ def encode(vector: np.ndarray, fmt: str) -> Encoded:
         return Encoded(np.ascontiguousarray(vector, dtype=np.float32))
     if fmt == "exact":
         if not np.all(np.isfinite(vector)):
-            raise FloatingPointError("the gradient holds inf or NaN: training diverged (lower the learning rate)")
+            raise FloatingPointError(
+                "the gradient holds inf or NaN: training diverged (lower the learning rate)"
+            )
         units = np.rint(np.ldexp(np.asarray(vector, dtype=np.float64), EXACT_SHIFT))
         clipped = int(np.count_nonzero(np.abs(units) > EXACT_LIMIT))
         return Encoded(np.clip(units, -EXACT_LIMIT, EXACT_LIMIT).astype(np.int32), clipped)

@@ -82,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         report = run(spec)
         code = 0
     except Exception as exc:  # the report carries the error to the orchestrator
-        report = {"rank": spec.get("rank"), "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        report = {
+            "rank": spec.get("rank"),
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+        }
         code = 1
     Path(spec["report"]).write_text(json.dumps(report))
     return code

@@ -77,3 +77,11 @@ def test_unavailable_and_unknown_strategies_are_refused_with_the_reason() -> Non
         check_strategy("tree")
     with pytest.raises(ValueError, match="at least 1"):
         TrainConfig(steps=0).check()
+
+
+def test_added_compute_changes_the_times_not_the_curve() -> None:
+    plain = _run("ring", TrainConfig(steps=4, fmt="exact"))
+    slow = _run("ring", TrainConfig(steps=4, fmt="exact", compute_ms=60, compute_scale=3))
+    assert plain[0].params_sha256 == slow[0].params_sha256
+    assert all(s.compute_s >= 0.06 for s in slow[0].steps)
+    assert slow[0].compute_s > plain[0].compute_s + 0.2

@@ -20,7 +20,9 @@ def test_seed_figure_numbers() -> None:
     assert amdahl.runtime_reduction(0.6, k) == pytest.approx(0.3426, abs=1e-4)
     curve = amdahl.seed_curve()
     assert [p["comm_share"] for p in curve] == pytest.approx([i / 10 for i in range(11)])
-    assert curve[0]["runtime_reduction"] == 0 and curve[-1]["runtime_reduction"] == pytest.approx(1 - 151 / 352, abs=1e-6)
+    assert curve[0]["runtime_reduction"] == 0 and curve[-1]["runtime_reduction"] == pytest.approx(
+        1 - 151 / 352, abs=1e-6
+    )
     terms = amdahl.seed_bandwidth_terms()
     assert terms["ring_s"] == pytest.approx(2 * 1023 / 1024 * 8 * 2**33 / 400e9)
     assert terms["tree_s"] == pytest.approx(terms["ring_s"] * 1024 / 2046)
@@ -51,8 +53,10 @@ def test_measured_points_from_train_results() -> None:
     # scale 1: all communication (2 s vs 1 s); scale 100: 2 s of compute added, INC's compute 10 % slower
     docs = [_doc(100, (4.0, 2.0), (3.2, 1.0)), _doc(1, (2.0, 2.0), (1.0, 1.0)), {"runs": []}]
     p1, p100 = amdahl.measured_points(docs)
-    assert (p1.compute_scale, p100.compute_scale) == (1, 100)
-    assert p1.comm_share == 1.0 and p1.comm_speedup == 2.0 and p1.measured_speedup == 2.0 and p1.deviation == 0
+    assert (p1.compute_scale, p100.compute_scale) == (1, 100)  # most communication-bound first
+    assert (
+        p1.comm_share == 1.0 and p1.comm_speedup == 2.0 and p1.measured_speedup == 2.0 and p1.deviation == 0
+    )
     assert p100.comm_share == 0.5 and p100.measured_reduction == pytest.approx(0.2)
     assert p100.predicted_reduction == pytest.approx(0.25)  # s (1 - 1/k) = 0.5 * 0.5
     assert p100.deviation == pytest.approx(abs(1.25 - 4 / 3) / (4 / 3))

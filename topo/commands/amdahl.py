@@ -21,19 +21,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "several compute scales (--run, needs root). Writes a PNG; --json prints the curve and the points.",
         epilog="examples:\n  tributary amdahl --json\n"
         "  tributary amdahl --measured runs/train-x1.json runs/train-x3000.json --out amdahl.png\n"
-        "  sudo tributary amdahl --run --sites TYO,NYC,LON --workers-per-site 1 --scales 1,3000,10000\n",
+        "  sudo tributary amdahl --run --sites TYO,NYC,LON --workers-per-site 1 --compute-ms 0,250,1000,3000\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--measured", type=Path, nargs="*", default=[], help="tributary train --json result files")
     p.add_argument("--run", action="store_true", help="measure now: train at each --scales on the WAN (root)")
     p.add_argument(
+        "--compute-ms",
+        default="0,250,1000,3000",
+        help="with --run: accelerator time per step (ms) of each point, comma-separated (default 0,250,1000,3000)",
+    )
+    p.add_argument(
         "--scales",
-        default="1,3000,10000,30000",
-        help="with --run: compute scales (gradient passes per step), comma-separated (default 1,3000,10000,30000)",
+        default="1",
+        help="with --run: gradient passes per step (CPU compute), comma-separated; every combination with "
+        "--compute-ms is a point (default 1)",
     )
     p.add_argument("--steps", type=int, default=8, help="with --run: steps per training run (default 8)")
     p.add_argument(
-        "--baseline", choices=("ring", "hierarchical"), default="ring", help="host strategy INC is compared with"
+        "--baseline",
+        choices=("ring", "hierarchical"),
+        default="ring",
+        help="host strategy INC is compared with",
     )
     p.add_argument("--format", dest="fmt", choices=("float32", "exact"), default="float32")
     p.add_argument("--out", type=Path, default=Path("amdahl.png"), help="the plot (PNG; default amdahl.png)")
@@ -42,18 +51,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_amdahl)
 
 
-def _scales(text: str) -> list[int]:
+def _numbers(text: str, what: str, low: float) -> list[float]:
     try:
-        scales = sorted({int(t) for t in text.split(",") if t.strip()})
+        values = sorted({float(t) for t in text.split(",") if t.strip()})
     except ValueError:
-        raise SystemExit(f"tributary amdahl: --scales takes whole numbers, got {text!r}") from None
-    if not scales or scales[0] < 1:
-        raise SystemExit("tributary amdahl: --scales must be at least 1")
-    return scales
+        raise SystemExit(f"tributary amdahl: {what} takes numbers, got {text!r}") from None
+    if not values or values[0] < low:
+        raise SystemExit(f"tributary amdahl: {what} must be at least {low:g}")
+    return values
 
 
-def measure(args: argparse.Namespace, scales: list[int]) -> list[dict]:
-    """One `tributary train`-shaped result per scale, baseline and core-tree each, on one WAN."""
+def measure(args: argparse.Namespace, points: list[tuple[int, float]]) -> list[dict]:
+    """One `tributary train`-shaped result per (compute scale, compute ms), baseline and core-tree each,
+    all on one WAN."""
     from dataclasses import asdict
 
     from edge.training.loop import TrainConfig
@@ -62,11 +72,11 @@ def measure(args: argparse.Namespace, scales: list[int]) -> list[dict]:
 
     docs = []
     with running_wan(args, label="amdahl") as running:
-        for scale in scales:
-            cfg = TrainConfig(steps=args.steps, fmt=args.fmt, compute_scale=scale)
+        for scale, ms in points:
+            cfg = TrainConfig(steps=args.steps, fmt=args.fmt, compute_scale=scale, compute_ms=ms)
             runs = []
             for strategy in (args.baseline, "core-tree"):
-                log(f"compute x{scale}: training with {strategy}, {cfg.steps} steps")
+                log(f"compute x{scale}, at least {ms:g} ms: training with {strategy}, {cfg.steps} steps")
                 runs.append(run_strategy(running, cfg, strategy, log))
             docs.append(
                 {
@@ -87,10 +97,11 @@ def cmd_amdahl(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"tributary amdahl: {exc}") from None
     if args.run:
-        scales = _scales(args.scales)
+        scales = [int(v) for v in _numbers(args.scales, "--scales", 1)]
+        millis = _numbers(args.compute_ms, "--compute-ms", 0)
         if not require_root("amdahl --run"):
             return 1
-        docs += measure(args, scales)
+        docs += measure(args, [(scale, ms) for scale in scales for ms in millis])
     points = amdahl.measured_points(docs, baseline=args.baseline)
     if (args.measured or args.run) and not points:
         log(f"warning: no result holds both a successful {args.baseline} run and a core-tree run")

@@ -67,10 +67,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "curve), to vary the communication share (default 1)",
     )
     p.add_argument(
+        "--compute-ms",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="accelerator time per step: each step's compute lasts at least MS, the worker waiting out the "
+        "rest as a host waits for its GPU (takes no CPU from the emulated network; default 0)",
+    )
+    p.add_argument(
         "--target", type=float, default=0.9, help="test accuracy for the time-to-target (default 0.9)"
     )
     p.add_argument(
-        "--stall-timeout", type=float, default=30.0, help="INC workers give up after this long without a result"
+        "--stall-timeout",
+        type=float,
+        default=30.0,
+        help="INC workers give up after this long without a result",
     )
     p.add_argument("--out", type=Path, help="also write the JSON summary to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -82,7 +93,9 @@ def _strategies(text: str) -> list[str]:
 
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names or len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list of strategies, each once, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of strategies, each once, got {text!r}"
+        )
     for n in names:
         try:
             check_strategy(n)
@@ -103,6 +116,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         fmt=args.fmt,
         local_steps=args.local_steps,
         compute_scale=args.compute_scale,
+        compute_ms=args.compute_ms,
         target_accuracy=args.target,
     )
     try:
@@ -118,7 +132,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     runs = []
     with running_wan(args, label="train") as running:
         for strategy in args.strategy:
-            log(f"training with {strategy}: {cfg.steps} steps, {cfg.fmt} gradients, compute x{cfg.compute_scale}")
+            log(
+                f"training with {strategy}: {cfg.steps} steps, {cfg.fmt} gradients, compute x{cfg.compute_scale}"
+                + (f", at least {cfg.compute_ms:g} ms per step" if cfg.compute_ms else "")
+            )
             runs.append(run_strategy(running, cfg, strategy, log, args.stall_timeout))
             s = runs[-1].summary()
             log(
