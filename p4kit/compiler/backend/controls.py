@@ -688,11 +688,12 @@ def _collect(e: Any, items: list[Any], control: bool) -> None:
         sub = getattr(e, name, None)
         if isinstance(sub, ast.Expression):
             _collect(sub, items, control)
-    for sub in getattr(e, "elems", []) or []:
-        _collect(sub, items, control)
+    # list and struct initializers are evaluated left to right too: `{x, g(x)}` keeps x's old value
+    elems = list(getattr(e, "elems", []) or [])
     if isinstance(e, ast.StructExpression):
-        for f in e.fields:
-            _collect(f.value, items, control)
+        elems = [f.value for f in e.fields]
+    if elems:
+        _collect_in_order(elems, [True] * len(elems), items, control)
 
 
 @dataclass(eq=False)
