@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -85,6 +86,26 @@ class AlgoResult:
             out["errors"] = self.errors
         out.update(self.extra)
         return out
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (all its threads), from /proc/PID/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def switch_cpu_s(running: RunningWan) -> dict[str, float]:
+    """CPU seconds used so far by each site's switch process."""
+    net = running.network.net
+    out: dict[str, float] = {}
+    for sw in net.switches if net is not None else []:
+        proc = getattr(sw, "proc", None)
+        if proc is not None:
+            out[sw.name] = process_cpu_s(proc.pid)
+    return out
 
 
 def worker_hosts(running: RunningWan) -> list[str]:
@@ -212,9 +233,14 @@ def run_inc(
         progress(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"
         )
+        cpu_before = switch_cpu_s(running)
         reports = _launch_multi(
             running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
         )
+        cpu_after = switch_cpu_s(running)
+        # the switches' CPU over the whole launch (start-up wait included, when they idle): what the
+        # data plane cost, beside the workers' own (stats.cpu_ms, timed span only)
+        switch_cpu = {k: round(cpu_after[k] - cpu_before.get(k, 0.0), 3) for k in cpu_after}
         bound = bounds.inc_bound_s(
             running.network.wan, [p.trees[0][0] for p in plans], spec.elements, spec.mode, len(plans)
         )
@@ -225,6 +251,7 @@ def run_inc(
             mine = [r for key, r in reports.items() if key.endswith(f"#{t}")]
             res = _check(f"inc-t{t}", spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=True)
             res.bound_s = bound
+            res.extra["switch_cpu_s"] = switch_cpu
             results.append(res)
         return results
     finally:

@@ -187,3 +187,21 @@ def best_host_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], bytes_per_work
     }
     name = min(found, key=lambda k: found[k])
     return name, found[name]
+
+
+def traffic_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], sent: list[list[int]]) -> float:
+    """The least time the bytes an algorithm actually sent need (`sent[i][j]`: bytes host i sent host
+    j, as the MPI baseline measures them): the busiest link's share of all of them plus the farthest
+    one-way delay any of them crossed. Weaker than an algorithm's own bound (one latency, no steps),
+    it shows what the traffic pattern alone costs."""
+    rates, delay = _rates_bps(wan, fabric), _one_way_s(wan)
+    load: Counter = Counter()
+    farthest = 0.0
+    for i, row in enumerate(sent):
+        for j, b in enumerate(row):
+            if b and i != j:
+                path = _host_path(wan, fabric, hosts[i], hosts[j])
+                farthest = max(farthest, _delay(path, delay))
+                for link in path:
+                    load[link] += b
+    return farthest + _busiest(load, rates)

@@ -175,6 +175,10 @@ class WanNetwork:
     @staticmethod
     def _setup_host(host: Host) -> None:
         host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        # kept connections keep their congestion window across the pause between two collectives, as
+        # WAN deployments of host libraries configure it (the kernel's default restarts slow start after
+        # an idle RTO, which makes every allreduce of a kept connection start cold)
+        host.cmd("sysctl -qw net.ipv4.tcp_slow_start_after_idle=0")
         for intf in host.intfList():
             host.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro off >/dev/null 2>&1")
 

@@ -84,3 +84,11 @@ def test_behind_access_links_a_site_reduces_through_its_leaders_link() -> None:
     mesh = Wan(wan.sites, wan.links, 2)
     mesh_fabric = addressing.fabric(mesh)
     assert bounds.hierarchical_bound_s(mesh, mesh_fabric, hosts, 3000) == pytest.approx(2 * (0.05 + 0.001))
+
+
+def test_the_traffic_bound_of_measured_bytes(triangle) -> None:  # type: ignore[no-untyped-def]
+    wan, fabric = triangle
+    hosts = [h.name for sw in fabric.switches for h in sw.hosts if h.role == "worker"]
+    # A sends 2,000 bytes to B and 1,000 to C, C sends 3,000 to A: the busiest link (C->A) 3 ms, 50 ms
+    sent = [[0, 2000, 1000], [0, 0, 0], [3000, 0, 0]]
+    assert bounds.traffic_bound_s(wan, fabric, hosts, sent) == pytest.approx(0.05 + 0.003)

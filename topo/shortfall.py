@@ -1,0 +1,71 @@
+"""Why INC's measured speed-up over the best host baseline falls short of what the bounds allow.
+
+The goal (issue #13) reads a run against its bounds: INC's speed-up over the best host baseline should
+be at least 0.9 times the ratio of their bounds. When it is not, the report names the cause with the
+numbers that show it, from what the run measured (never from a model):
+- CPU: every switch, worker and stage shares this machine's cores; the switches' and workers' CPU
+  seconds over INC's run (from /proc and the workers' own process times) say how close INC came to
+  using all of them, and the busiest switch how close one process came to a whole core;
+- window: the delay-based window against the bandwidth-delay product it would need at the bound's rate;
+- latency: the smoothed RTT the workers saw against the path's base RTT (queues in the switches).
+Both algorithms' distance to their own bounds is reported beside them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from edge.protocol import FRAME_LEN
+from topo.allreduce_run import AlgoResult
+
+GOAL = 0.9  # the speed-up should reach this fraction of the bound ratio
+
+
+def bound_ratio(inc: AlgoResult, host: AlgoResult) -> float | None:
+    """What INC's speed-up over `host` would be if both ran at their bounds."""
+    return round(host.bound_s / inc.bound_s, 3) if inc.bound_s and host.bound_s else None
+
+
+def analyse(inc: AlgoResult, host: AlgoResult, chunks: int, cores: int | None = None) -> dict[str, object]:
+    """The numbers behind a shortfall, and the reasons they support (strongest first)."""
+    cores = cores or os.cpu_count() or 1
+    seconds = inc.seconds or 1e-9
+    switch_cpu = inc.extra.get("switch_cpu_s", {})
+    assert isinstance(switch_cpu, dict)
+    sw_total = float(sum(switch_cpu.values()))
+    workers = inc.stats.get("cpu_ms", 0) / 1000.0
+    busiest = max(switch_cpu, key=lambda k: switch_cpu[k]) if switch_cpu else None
+    cores_used = (sw_total + workers) / seconds
+    out: dict[str, object] = {
+        "inc_times_bound": round(inc.seconds / inc.bound_s, 2) if inc.bound_s else None,
+        "host_times_bound": round(host.seconds / host.bound_s, 2) if host.bound_s else None,
+        "cpu": {
+            "switches_s": round(sw_total, 2),
+            "workers_s": round(workers, 2),
+            "cores_used": round(cores_used, 2),
+            "cores": cores,
+            "busiest_switch": busiest,
+            "busiest_switch_core_share": round(switch_cpu[busiest] / seconds, 2) if busiest else None,
+        },
+    }
+    reasons = []
+    if cores_used >= 0.75 * cores:
+        reasons.append(f"CPU: switches and workers used {cores_used:.2f} of {cores} cores during INC's run")
+    elif busiest and switch_cpu[busiest] / seconds >= 0.75:
+        reasons.append(f"CPU: switch {busiest} used {switch_cpu[busiest] / seconds:.2f} of a core")
+    srtt, base = inc.stats.get("max_srtt_ms", 0.0), inc.stats.get("max_base_rtt_ms", 0.0)
+    window = inc.stats.get("max_window", 0)
+    if srtt and base:
+        out["latency"] = {"max_srtt_ms": srtt, "max_base_rtt_ms": base}
+        if srtt > 1.5 * base:
+            reasons.append(
+                f"latency: queues in the switches ({srtt:.0f} ms smoothed RTT on a {base:.0f} ms path)"
+            )
+    if window and inc.bound_s and base:
+        per_chunk_s = (inc.bound_s - base / 1000.0) / max(1, chunks)  # the bound's pace, one chunk
+        needed = (base / 1000.0) / per_chunk_s if per_chunk_s > 0 else 0
+        out["window"] = {"max_window": window, "needed_at_bound": round(needed), "frame_bytes": FRAME_LEN}
+        if window < 0.9 * needed:
+            reasons.append(f"window: {window} chunks in flight where the bound's pace needs {needed:.0f}")
+    out["reasons"] = reasons or ["none of CPU, window or latency stands out; see the numbers"]
+    return out
