@@ -15,6 +15,15 @@ from p4kit.compiler.diagnostics import CompileError
 
 # Declarations that may share a name within one scope (selected later by their parameters).
 _OVERLOADABLE = (ast.FunctionDecl, ast.ExternFunctionDecl, ast.MethodDecl)
+# Type declarations that may share a name with functions (one of them per name).
+_TYPE_BESIDE_FUNCTIONS = (ast.ControlDecl, ast.ParserDecl)
+
+
+def _type_beside_functions(existing: list[Any], decl: Any) -> bool:
+    """Whether `decl` may join `existing`: one parser/control type among functions."""
+    together = [*existing, decl]
+    types = [d for d in together if isinstance(d, _TYPE_BESIDE_FUNCTIONS)]
+    return len(types) == 1 and all(isinstance(d, (*_OVERLOADABLE, *_TYPE_BESIDE_FUNCTIONS)) for d in together)
 
 
 class Scope:
@@ -31,11 +40,16 @@ class Scope:
             if isinstance(decl, _OVERLOADABLE) and all(isinstance(d, _OVERLOADABLE) for d in existing):
                 existing.append(decl)
                 return
+            if _type_beside_functions(existing, decl):
+                # a parser/control type may share its name with functions (p4c accepts
+                # `control verify_checksum(...)` beside v1model's extern function): types are looked up
+                # with lookup(), calls with lookup_all()
+                existing.append(decl)
+                return
             raise CompileError(f"duplicate declaration of '{name}'", loc)
         self.names[name] = [decl]
 
-    def lookup_all(self, name: str) -> list[Any]:
-        """All declarations of `name` in the nearest scope that declares it (empty when none)."""
+    def _found(self, name: str) -> list[Any]:
         s: Scope | None = self
         while s is not None:
             found = s.names.get(name)
@@ -44,9 +58,21 @@ class Scope:
             s = s.parent
         return []
 
+    def lookup_all(self, name: str) -> list[Any]:
+        """All declarations of `name` in the nearest scope that declares it (empty when none); where a
+        parser/control type shares the name with functions, the functions (values and calls)."""
+        found = self._found(name)
+        if len(found) > 1 and any(isinstance(d, _TYPE_BESIDE_FUNCTIONS) for d in found):
+            return [d for d in found if isinstance(d, _OVERLOADABLE)]
+        return found
+
     def lookup(self, name: str) -> Any:
-        """The (last) declaration of `name`, or None."""
-        found = self.lookup_all(name)
+        """The (last) declaration of `name`, or None; the parser/control type where one shares the
+        name with functions (lookup() serves type references)."""
+        found = self._found(name)
+        types = [d for d in found if isinstance(d, _TYPE_BESIDE_FUNCTIONS)]
+        if types and len(found) > 1:
+            return types[-1]
         return found[-1] if found else None
 
     def global_scope(self) -> Scope:

@@ -52,9 +52,7 @@ class DeclsMixin(CheckerState):
         u = T.unwrap(ft)
         if kind == "header":
             if not isinstance(u, (T.BitsType, T.VarbitType, T.BoolType, T.SerEnumType, T.TypeVar)):
-                if isinstance(u, T.StructType) and all(
-                    isinstance(T.unwrap(f.type), (T.BitsType, T.BoolType, T.SerEnumType)) for f in u.fields
-                ):
+                if isinstance(u, T.StructType) and _fixed_width_struct(u):
                     return
                 raise _err(f"a header field cannot have type {ft}", node)
         elif kind == "header_union":
@@ -536,3 +534,16 @@ class DeclsMixin(CheckerState):
         assert p.type is not None
         optional = ast.find_annotation(p.annotations, "optional") is not None
         return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)
+
+
+def _fixed_width_struct(t: T.StructType) -> bool:
+    """A struct a header may hold: only bit<W>, int<W>, bool, serializable enums and such structs,
+    nested to any depth (the spec's rule; p4c flattens them all into the header's fields)."""
+    for f in t.fields:
+        u = T.unwrap(f.type)
+        if isinstance(u, T.StructType):
+            if not _fixed_width_struct(u):
+                return False
+        elif not isinstance(u, (T.BitsType, T.BoolType, T.SerEnumType)):
+            return False
+    return True

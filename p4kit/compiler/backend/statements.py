@@ -102,6 +102,13 @@ def drop_noop_jumps(prims: list[JSON]) -> list[JSON]:
         prims = out
 
 
+def _struct_like(loc: Loc) -> bool:
+    """A storage tree holding a struct: a StructLoc, or a metadata header made for a struct."""
+    if isinstance(loc, StructLoc):
+        return True
+    return isinstance(loc, HeaderLoc) and isinstance(T.unwrap(loc.type), T.StructType)
+
+
 def _has_calls(e: Any) -> bool:
     if isinstance(e, ast.MethodCallExpression):
         return True
@@ -510,7 +517,9 @@ class StmtLowering:
             self.emit("assign_union", [dst.json(), src.json()], node)
         elif isinstance(dst, StackLoc) and isinstance(src, StackLoc):
             self.emit("assign_header_stack", [dst.json(), src.json()], node)
-        elif isinstance(dst, StructLoc) and isinstance(src, StructLoc):
+        elif _struct_like(dst) and _struct_like(src):
+            # struct to struct; either side may be a metadata header standing for a struct, or a
+            # struct flattened into a header's fields (`meta.saved = hdr.r.row`)
             for name, d in dst.fields.items():
                 self.copy(d, src.fields[name], node)
         elif isinstance(dst, (FieldLoc, DynFieldLoc)) and isinstance(src, (FieldLoc, DynFieldLoc, ValueLoc)):
