@@ -322,30 +322,59 @@ class ExprLowering:
         return V.expr(e.op, self.value(e.left), self.value(e.right))
 
     def _compare_structured(self, e: ast.BinaryOp) -> JSON:
+        """`==`/`!=` on headers, structs, tuples, stacks and list/struct expressions: element by
+        element (p4c's SimplifyComparisons does the same); headers compare whole, validity included."""
         if e.op not in ("==", "!="):
             raise unsupported(f"operator {e.op} on structured values", e)
-        left, right = self.loc(e.left), self.loc(e.right)
-        if isinstance(left, (HeaderLoc, DynHeaderLoc)) and isinstance(right, (HeaderLoc, DynHeaderLoc)):
-            return V.expr(e.op, left.json(), right.json())
-        if isinstance(left, StackLoc) and isinstance(right, StackLoc):
-            acc = None
-            for a, b in zip(left.elems, right.elems, strict=True):
-                if not isinstance(a, HeaderLoc) or not isinstance(b, HeaderLoc):
-                    raise unsupported("comparison of header union stacks", e)
-                part = V.expr("==", a.json(), b.json())
-                acc = part if acc is None else V.expr("and", acc, part)
-            res = acc if acc is not None else V.boolean(True)
-            return res if e.op == "==" else V.expr("not", None, res)
-        if isinstance(left, StructLoc) and isinstance(right, StructLoc):
-            acc: JSON | None = None
-            for name, lf in left.fields.items():
-                rf = right.fields[name]
-                if not isinstance(lf, (FieldLoc, HeaderLoc)) or not isinstance(rf, type(lf)):
-                    raise unsupported("comparison of nested structured values", e)
-                part = V.expr("==", lf.json(), rf.json())
-                acc = part if acc is None else V.expr("and", acc, part)
-            res = acc if acc is not None else V.boolean(True)
-            return res if e.op == "==" else V.expr("not", None, res)
+        parts = self._eq_parts(self._tree(e.left), self._tree(e.right), e)
+        acc: JSON | None = None
+        for part in parts:
+            acc = part if acc is None else V.expr("and", acc, part)
+        res = acc if acc is not None else V.boolean(True)
+        return res if e.op == "==" else V.expr("not", None, res)
+
+    def _tree(self, x: ast.Expression | Loc) -> tuple[str, Any]:
+        """A value to compare, as ("list", [...]), ("struct", {name: ...}), ("header", loc),
+        ("stack", [...]) or ("leaf", data JSON)."""
+        if isinstance(x, ast.ListExpression):
+            return ("list", [self._tree(el) for el in x.elems])
+        if isinstance(x, ast.StructExpression):
+            return ("struct", {f.name: self._tree(f.value) for f in x.fields})
+        if isinstance(x, ast.Expression):
+            t = T.unwrap(x.type) if x.type is not None else None
+            if isinstance(t, (T.HeaderType, T.StructType, T.HeaderUnionType, T.HeaderStackType, T.TupleType)):
+                return self._tree(self.loc(x))
+            return ("leaf", self.value(x))
+        if isinstance(x, StructLoc):
+            return ("struct", {n: self._tree(sub) for n, sub in x.fields.items()})
+        if isinstance(x, HeaderLoc) and isinstance(T.unwrap(x.type), T.StructType):
+            return ("struct", {n: self._tree(sub) for n, sub in x.fields.items()})  # a metadata struct
+        if isinstance(x, (HeaderLoc, DynHeaderLoc)):
+            return ("header", x)
+        if isinstance(x, StackLoc):
+            return ("stack", [self._tree(el) for el in x.elems])
+        if isinstance(x, (FieldLoc, DynFieldLoc, ValueLoc)):
+            return ("leaf", x.json())
+        raise unsupported("comparison of these structured values", None)
+
+    def _eq_parts(self, a: tuple[str, Any], b: tuple[str, Any], e: ast.Node) -> list[JSON]:
+        ka, kb = a[0], b[0]
+        if ka == "leaf" and kb == "leaf":
+            return [V.expr("==", a[1], b[1])]
+        if ka == "header" and kb == "header":
+            return [V.expr("==", a[1].json(), b[1].json())]
+        if ka == "stack" and kb == "stack":
+            if any(x[0] != "header" for x in [*a[1], *b[1]]):
+                raise unsupported("comparison of header union stacks", e)
+            return [p for x, y in zip(a[1], b[1], strict=True) for p in self._eq_parts(x, y, e)]
+        if ka in ("struct", "list") and kb in ("struct", "list"):
+            if ka == "struct" and kb == "struct":
+                pairs = [(a[1][n], b[1][n]) for n in a[1]]
+            else:
+                xs = list(a[1].values()) if ka == "struct" else a[1]
+                ys = list(b[1].values()) if kb == "struct" else b[1]
+                pairs = list(zip(xs, ys, strict=True))
+            return [p for x, y in pairs for p in self._eq_parts(x, y, e)]
         raise unsupported("comparison of these structured values", e)
 
     def extern(self, e: ast.Expression) -> ExternLoc:

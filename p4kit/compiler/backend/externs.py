@@ -374,6 +374,8 @@ def _function(sl: StmtLowering, mce: ast.MethodCallExpression, c: ast.CallInfo, 
         )
     elif name == "verify" and sl.in_parser:
         raise unsupported("verify() here", mce)  # handled by the parser lowering
+    elif name == "static_assert" and mce.const_value is True:
+        pass  # held when the program was checked; nothing happens at run time (p4c drops it too)
     elif _declared_by_program(c.decl):
         _program_extern(sl, mce, c, result)
     else:
