@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,6 +98,13 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
+def machine_busy_s() -> float:
+    """CPU seconds this machine's cores have been busy so far, all processes (anyone's), from /proc/stat."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    ticks = [int(f) for f in fields[:8]]  # user nice system idle iowait irq softirq steal
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def switch_cpu_s(running: RunningWan) -> dict[str, float]:
     """CPU seconds used so far by each site's switch process."""
     net = running.network.net
@@ -106,6 +114,45 @@ def switch_cpu_s(running: RunningWan) -> dict[str, float]:
         if proc is not None:
             out[sw.name] = process_cpu_s(proc.pid)
     return out
+
+
+class CpuSampler:
+    """Samples the switches' and the machine's CPU seconds every `period_s` in a thread, so that the CPU
+    of a timed span (known only once the workers report) can be read afterwards."""
+
+    def __init__(self, running: RunningWan, period_s: float = 0.1) -> None:
+        self.running, self.period_s = running, period_s
+        self.samples: list[tuple[float, float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        self.samples.append((time.time(), machine_busy_s(), switch_cpu_s(self.running)))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self._sample()
+
+    def __enter__(self) -> CpuSampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def over(self, start: float, end: float) -> tuple[dict[str, float], float]:
+        """Each switch's CPU seconds and the machine's busy cores from the last sample before `start`
+        to the first after `end` (the whole sampling when the span is empty)."""
+        before = [x for x in self.samples if x[0] <= start] or self.samples[:1]
+        after = [x for x in self.samples if x[0] >= end] or self.samples[-1:]
+        (t0, b0, s0), (t1, b1, s1) = before[-1], after[0]
+        if end <= start:
+            (t0, b0, s0), (t1, b1, s1) = self.samples[0], self.samples[-1]
+        switches = {k: round(v - s0.get(k, 0.0), 3) for k, v in s1.items()}
+        return switches, round((b1 - b0) / max(1e-9, t1 - t0), 2)
 
 
 def worker_hosts(running: RunningWan) -> list[str]:
@@ -233,14 +280,15 @@ def run_inc(
         progress(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"
         )
-        cpu_before = switch_cpu_s(running)
-        reports = _launch_multi(
-            running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
-        )
-        cpu_after = switch_cpu_s(running)
-        # the switches' CPU over the whole launch (start-up wait included, when they idle): what the
-        # data plane cost, beside the workers' own (stats.cpu_ms, timed span only)
-        switch_cpu = {k: round(cpu_after[k] - cpu_before.get(k, 0.0), 3) for k in cpu_after}
+        with CpuSampler(running) as sampler:
+            reports = _launch_multi(
+                running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
+            )
+        ok = [r for r in reports.values() if "error" not in r]
+        span = (min(r["start"] for r in ok), max(r["end"] for r in ok)) if ok else (0.0, 0.0)
+        # the switches' and the whole machine's CPU over the timed span (sampled every 0.1 s), beside the
+        # workers' own (stats.cpu_ms)
+        switch_cpu, busy_cores = sampler.over(*span)
         bound = bounds.inc_bound_s(
             running.network.wan, [p.trees[0][0] for p in plans], spec.elements, spec.mode, len(plans)
         )
@@ -252,6 +300,7 @@ def run_inc(
             res = _check(f"inc-t{t}", spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=True)
             res.bound_s = bound
             res.extra["switch_cpu_s"] = switch_cpu
+            res.extra["machine_cores_busy"] = busy_cores  # everyone's work, not only this run's
             results.append(res)
         return results
     finally:

@@ -48,8 +48,16 @@ def analyse(inc: AlgoResult, host: AlgoResult, chunks: int, cores: int | None = 
             "busiest_switch_core_share": round(switch_cpu[busiest] / seconds, 2) if busiest else None,
         },
     }
+    machine = inc.extra.get("machine_cores_busy")
+    if isinstance(machine, float | int):
+        out["cpu"]["machine_cores_busy"] = machine  # type: ignore[index]
     reasons = []
-    if cores_used >= 0.75 * cores:
+    if isinstance(machine, float | int) and machine >= 0.85 * cores:
+        reasons.append(
+            f"CPU: the machine's {cores} cores were {machine / cores:.0%} busy while INC ran "
+            f"(its own switches and workers: {cores_used:.2f} cores)"
+        )
+    elif cores_used >= 0.75 * cores:
         reasons.append(f"CPU: switches and workers used {cores_used:.2f} of {cores} cores during INC's run")
     elif busiest and switch_cpu[busiest] / seconds >= 0.75:
         reasons.append(f"CPU: switch {busiest} used {switch_cpu[busiest] / seconds:.2f} of a core")
@@ -57,9 +65,18 @@ def analyse(inc: AlgoResult, host: AlgoResult, chunks: int, cores: int | None = 
     window = inc.stats.get("max_window", 0)
     if srtt and base:
         out["latency"] = {"max_srtt_ms": srtt, "max_base_rtt_ms": base}
-        if srtt > 1.5 * base:
+        if srtt > 1.3 * base:
             reasons.append(
                 f"latency: queues in the switches ({srtt:.0f} ms smoothed RTT on a {base:.0f} ms path)"
+            )
+    sent, resent = inc.stats.get("packets_sent", 0), inc.stats.get("retransmissions", 0)
+    if sent:
+        out["retransmitted_share"] = round(resent / sent, 3)
+        if resent / sent >= 0.03:
+            dup = inc.stats.get("duplicates", 0)
+            reasons.append(
+                f"window: {resent / sent:.1%} of INC's packets were retransmissions, {dup} of them spurious "
+                "(the result arrived twice: a timeout that queueing, not loss, set off), each taking link time"
             )
     if window and inc.bound_s and base:
         per_chunk_s = (inc.bound_s - base / 1000.0) / max(1, chunks)  # the bound's pace, one chunk
