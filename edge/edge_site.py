@@ -32,6 +32,8 @@ import numpy as np
 
 from edge import edge_wire as w
 from edge.clique_sender import MULTICAST, StreamSender
+from edge.edge_float import FloatVector
+from edge.edge_wire import KIND_MAX, KIND_SUM
 from edge.stage import Deliver, EdgeStage, Nack, RoundPlan
 
 SOCKET_BUFFER = 8 << 20
@@ -46,6 +48,9 @@ class SiteRound:
     rtt_s: dict[int, float]  # round-trip time to each other member
     idle_s: float
     frame_s: float = 0.0  # one packet's serialisation on the links (READY repeats wait for it too)
+    # "sum" adds the streams; "max" (float32 jobs: the block exponents agreed before each sum) takes the
+    # lane-wise maximum, and its result is kept by the site, not handed to the workers
+    kind: str = "sum"
 
 
 @dataclass
@@ -65,6 +70,10 @@ class SiteSpec:
     replicate: str = "network"  # "network" | "sender"
     stall_timeout_s: float = 30.0
     linger_s: float = 2.0
+    # "int32": the vector is int32 lanes, summed exactly; "float32": the vector is float32 values, each
+    # sum round preceded by a max round of block exponents and carried as block fixed point
+    # (edge.formats), the workers given float32 results
+    format: str = "int32"
 
     @classmethod
     def from_json(cls, d: dict) -> SiteSpec:
@@ -77,6 +86,7 @@ class SiteSpec:
                 {int(k): v for k, v in r["rtt_s"].items()},
                 r["idle_s"],
                 r.get("frame_s", 0.0),
+                r.get("kind", "sum"),
             )
             for r in d["rounds"]
         ]
@@ -105,8 +115,11 @@ class Site:
     """The event loop around the sans-IO sender and stage."""
 
     def __init__(self, spec: SiteSpec) -> None:
+        if spec.format not in ("int32", "float32"):
+            raise ValueError(f"format must be int32 or float32, got {spec.format!r}")
         self.spec = spec
-        self.vector = np.load(spec.lanes_path).astype(np.uint32)
+        self.values = FloatVector(np.load(spec.lanes_path)) if spec.format == "float32" else None
+        self.vector = self.values.lanes() if self.values else np.load(spec.lanes_path).astype(np.uint32)
         self.count = 1
         self.stage = EdgeStage(spec.memory_bytes)
         self.senders: dict[int, StreamSender] = {}
@@ -165,6 +178,8 @@ class Site:
         r = self.current
         if r is None:
             return
+        if self.values is not None:  # float32: what this round sends
+            self.vector = self.values.exponents() if r.kind == "max" else self.values.fixed()
         ag = self.agreements.setdefault(r.round, _Agreement(r.members))
         ag.members = r.members
         if r.round == 1:  # the schedule's first round: everyone holds its vector at the common start
@@ -192,6 +207,7 @@ class Site:
             self.spec.site,
             peers,
             self.vector.shape[0],
+            kind=KIND_MAX if r.kind == "max" else KIND_SUM,
             local_count=self.count,
             peer_rtt_s=tuple(r.rtt_s[p] for p in peers),
             idle_s=r.idle_s,
@@ -213,6 +229,7 @@ class Site:
             send_at,
             r.gap_s,
             self.count,
+            KIND_MAX if r.kind == "max" else KIND_SUM,
         )
         self.started_round = start
 
@@ -223,13 +240,15 @@ class Site:
             if isinstance(a, Deliver):
                 self.result[a.chunk] = a.lanes
                 self.result_count[a.chunk] = a.count
+                if r.kind == "max":
+                    continue  # the exponents stay with the site
                 res = w.EdgePacket(
                     self.spec.site,
                     self.spec.tenant,
                     r.round,
                     self.spec.epoch,
                     a.chunk,
-                    a.lanes,
+                    self.values.result_lanes(a.chunk, a.lanes) if self.values else a.lanes,
                     a.count,
                     flags=w.F_RESULT,
                 )
@@ -263,8 +282,18 @@ class Site:
         )
         self.results[r.round] = self.result
         self.result_counts[r.round] = self.rounds[-1]["count"]
-        self.vector = self.result
-        self.count = self.rounds[-1]["count"]
+        if self.values is not None:
+            if r.kind == "max":
+                self.values.agree(self.result, len(r.members))
+                self.rounds[-1]["count"] = self.count  # a max round counts no new contributions
+                self.result_counts[r.round] = self.count
+            else:
+                self.values.take_sum(self.result)
+                self.results[r.round] = self.values.lanes()  # what the workers were given, for repairs
+                self.count = self.rounds[-1]["count"]
+        else:
+            self.vector = self.result
+            self.count = self.rounds[-1]["count"]
         self._advance(now)
 
     # --- control packets ------------------------------------------------------------------------------

@@ -24,8 +24,9 @@ from controller.edge.install import TX_COUNTER, EdgeInstaller, read_port_counter
 from controller.edge.plan import INT_RANGE, EdgeJobPlan, plan_edge_job
 from controller.edge.stage_specs import receiver_spec, site_specs
 from controller.p4rt import P4InfoIndex
-from controller.schedule.emulated import EmulatedParams, RoundPrediction, predict
+from controller.schedule.emulated import EmulatedParams, RoundPrediction, predict_schedule
 from controller.schedule.model import Network
+from edge import edge_float
 from edge.edge_wire import LANES
 from topo import addressing
 from topo.session import RunningWan
@@ -46,6 +47,9 @@ class EdgeRunResult:
     errors: list[str] = field(default_factory=list)
     stage: dict[str, int] = field(default_factory=dict)
     cpu: dict[str, object] = field(default_factory=dict)
+    number_format: str = "int32"
+    max_abs_error: float | None = None  # float32: against the float64 sums of the same rounds
+    error_bound: float | None = None  # float32: the largest per-element bound (edge.edge_float.replay)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -59,7 +63,11 @@ class EdgeRunResult:
             "wan_streams_once": self.wan_streams_once,
             "stage": self.stage,
             "cpu": self.cpu,
+            "format": self.number_format,
         }
+        if self.number_format == "float32":
+            out["max_abs_error"] = self.max_abs_error
+            out["error_bound"] = self.error_bound
         if self.errors:
             out["errors"] = self.errors
         return out
@@ -77,6 +85,17 @@ def site_vectors(names: Sequence[str], chunks: int, seed: int) -> dict[str, np.n
         rng = np.random.default_rng([seed, i])
         vals = rng.integers(-INT_RANGE, INT_RANGE, size=chunks * LANES, dtype=np.int32)
         out[n] = vals.view(np.uint32).reshape(chunks, LANES)
+    return out
+
+
+def float_vectors(names: Sequence[str], chunks: int, seed: int) -> dict[str, np.ndarray]:
+    """Each site's float32 input (chunks x 64): normal values whose blocks' magnitudes differ by up to
+    2**20 between blocks and sites, so the exponent agreement has mixed scales to reconcile."""
+    out = {}
+    for i, n in enumerate(names):
+        rng = np.random.default_rng([seed, i, 32])
+        scale = np.ldexp(1.0, rng.integers(-10, 10, size=(chunks, 1)))
+        out[n] = (rng.standard_normal((chunks, LANES)) * scale).astype(np.float32)
     return out
 
 
@@ -114,21 +133,28 @@ def run_schedule(
     tenant: int = 1,
     seed: int = 1,
     stall_timeout_s: float = 30.0,
+    fmt: str = "int32",
 ) -> EdgeRunResult:
+    """Run `rounds` (the schedule's rounds of cliques) through the stages; float32 runs each round as an
+    exponent round and a sum round (edge.edge_float), both in the prediction."""
     fabric = running.network.fabric
     index = P4InfoIndex(running.pipeline.p4info)
     epoch = random.getrandbits(32)
-    plan = plan_edge_job(fabric, tenant, epoch, rounds)
-    predicted, predicted_total = predict(latency_net, params, plan.rounds)
+    sp = predict_schedule(latency_net, params, rounds, fmt)
+    kinds, predicted, predicted_total = sp.kinds, sp.predicted, sp.total_s
+    plan = plan_edge_job(fabric, tenant, epoch, sp.rounds)
     installer = EdgeInstaller(running.conns, index, progress)
     installer.install(plan)
     out_dir = running.run_dir / "edge" / strategy.replace(" ", "_")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         before = _counters(running, index)
-        vectors = site_vectors(latency_net.names, params.chunks, seed)
+        make = float_vectors if fmt == "float32" else site_vectors
+        vectors = make(latency_net.names, params.chunks, seed)
         start_at = time.time() + START_DELAY_S
-        procs = _launch(running, plan, predicted, params, vectors, out_dir, start_at, stall_timeout_s)
+        procs = _launch(
+            running, plan, predicted, params, vectors, out_dir, start_at, stall_timeout_s, fmt, kinds
+        )
         # the switches' CPU while nothing is sent yet: their idle rate, subtracted from the run's
         idle0, t_idle0 = sum(_switch_cpu(running).values()), time.monotonic()
         time.sleep(max(0.0, start_at - 0.2 - time.time()))
@@ -145,8 +171,9 @@ def run_schedule(
         for err in installer.remove(plan):
             progress(f"warning: removing edge tenant {tenant}: {err}")
     result = _judge(
-        running, plan, predicted, predicted_total, vectors, reports, before, after, stats, strategy, start_at
-    )
+        running, plan, predicted, predicted_total, vectors, reports, before, after, stats, strategy, start_at,
+        [list(r) for r in rounds], fmt, kinds,
+    )  # fmt: skip
     result.cpu = _cpu_summary(reports, cpu_switches, cpu_idle, plan)
     return result
 
@@ -195,6 +222,8 @@ def _launch(
     out_dir: Path,
     start_at: float,
     stall_timeout_s: float,
+    fmt: str = "int32",
+    kinds: Sequence[str] | None = None,
 ) -> list[tuple[str, Path, object]]:
     fabric = running.network.fabric
     workers = {sw.name: [h for h in sw.hosts if h.role == "worker"] for sw in fabric.switches}
@@ -206,6 +235,8 @@ def _launch(
         running.network.wan.rtt_ms,
         {site: [h.ip for h in hosts] for site, hosts in workers.items()},
         stall_timeout_s,
+        fmt,
+        kinds,
     )
     procs: list[tuple[str, Path, object]] = []
     for site, spec in specs.items():
@@ -278,16 +309,30 @@ def _judge(
     stats: dict[str, dict[str, int]],
     strategy: str,
     start_at: float,
+    rounds: list[list[Sequence[str]]],
+    fmt: str,
+    kinds: Sequence[str],
 ) -> EdgeRunResult:
     fabric = running.network.fabric
     errors = [f"{n}: {r['error']}" for n, r in reports.items() if "error" in r]
-    want = replay(vectors, plan.rounds)
+    want = replay(vectors, rounds)  # the counts; for int32 also the exact sums
+    if fmt == "float32":
+        fixed, exact64, bounds = edge_float.replay(vectors, rounds)
+        want = {n: (fixed[n].view(np.uint32), c) for n, (_, c) in want.items()}
     n_sites = len(vectors)
     exact = not errors
     exact_average = True
+    max_err = bound = 0.0
     for sw in fabric.switches:
         expect, count = want[sw.name]
         exact_average = exact_average and count == n_sites
+        if fmt == "float32" and count > 1:
+            e = np.abs(expect.view(np.float32).astype(np.float64) - exact64[sw.name])
+            max_err = max(max_err, float(e.max()))
+            ok_bound = bool((e <= bounds[sw.name]).all())
+            bound = max(bound, float(bounds[sw.name].max()))
+            if not ok_bound:
+                errors.append(f"site {sw.name}: block fixed point error beyond its bound")
         for h in sw.hosts:
             if h.role != "worker" or h.name not in reports:
                 continue
@@ -299,7 +344,10 @@ def _judge(
             got = np.load(out)
             ok = np.array_equal(got, expect) and r.get("count") == [count]
             if not ok:
-                errors.append(f"{h.name}: result differs from the schedule's exact sums")
+                what = (
+                    "the stages' block fixed point sums" if fmt == "float32" else "the schedule's exact sums"
+                )
+                errors.append(f"{h.name}: result differs from {what}")
             exact = exact and ok
     # per round: the cliques' measured times from the sites' reports
     site_rounds: dict[tuple[str, int], dict] = {}
@@ -343,6 +391,7 @@ def _judge(
         rounds_out.append(
             {
                 "round": rp.round,
+                "kind": kinds[rp.round - 1],
                 "predicted_s": _num(rp.time_s),
                 "measured_s": round(max(measured), 4) if len(measured) == len(rp.cliques) else None,
                 "peak_memory_bytes": rpeak,
@@ -370,6 +419,9 @@ def _judge(
         once,
         errors,
         totals,
+        number_format=fmt,
+        max_abs_error=max_err if fmt == "float32" else None,
+        error_bound=bound if fmt == "float32" else None,
     )
 
 

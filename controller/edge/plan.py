@@ -248,3 +248,26 @@ def runnable(rounds: Sequence[Sequence[Sequence[str]]]) -> str | None:
             "carry finite-time designs (exact sums); averaging schedules that approach the mean are not run"
         )
     return None
+
+
+FORMATS = ("int32", "float32")
+
+
+def data_plane_rounds(
+    rounds: Sequence[Sequence[Sequence[str]]], fmt: str = "int32"
+) -> tuple[list[list[tuple[str, ...]]], list[str]]:
+    """The rounds the data plane runs for a schedule, and each one's kind ("sum" or "max"). int32: the
+    schedule's rounds; float32: each round twice, its exponents' max round before its sum round
+    (edge.edge_float), on the same trees."""
+    if fmt not in FORMATS:
+        raise EdgePlanError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    out: list[list[tuple[str, ...]]] = []
+    kinds: list[str] = []
+    for cliques in rounds:
+        r = [tuple(c) for c in cliques]
+        if fmt == "float32":
+            out.append(r)
+            kinds.append("max")
+        out.append(r)
+        kinds.append("sum")
+    return out, kinds

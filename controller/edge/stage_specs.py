@@ -20,12 +20,13 @@ MIN_IDLE_S = 0.1  # a stream silent this long (and at least 6 gaps) past its pac
 
 def site_rounds(
     plan: EdgeJobPlan, predicted: Sequence[RoundPrediction], site: str, rtt_ms: Callable[[str, str], float],
-    frame_s: float,
+    frame_s: float, kinds: Sequence[str] | None = None,
 ) -> list[dict]:  # fmt: skip
-    """The rounds `site` takes part in, with its clique's pacing and start agreement from the model."""
+    """The rounds `site` takes part in, with its clique's pacing and start agreement from the model and
+    each round's kind (data_plane_rounds: "sum", or "max" for a float32 round's exponents)."""
     ids = plan.site_ids
     out = []
-    for rp in predicted:
+    for i, rp in enumerate(predicted):
         clique = next((c for c in rp.cliques if site in c.members), None)
         if clique is None:
             continue
@@ -38,6 +39,7 @@ def site_rounds(
                 "rtt_s": {str(ids[m]): rtt_ms(site, m) / 1e3 for m in clique.members if m != site},
                 "idle_s": max(6 * clique.gap_s, MIN_IDLE_S),
                 "frame_s": frame_s,
+                "kind": kinds[i] if kinds else "sum",
             }
         )
     return out
@@ -51,13 +53,16 @@ def site_specs(
     rtt_ms: Callable[[str, str], float],
     workers: dict[str, list[str]],
     stall_timeout_s: float = 30.0,
+    fmt: str = "int32",
+    kinds: Sequence[str] | None = None,
 ) -> dict[str, dict]:
     """Site name -> its stage spec without the runtime fields, for the sites that take part in a round;
-    `workers` maps a site to the addresses of the workers its stage delivers to."""
+    `workers` maps a site to the addresses of the workers its stage delivers to; `kinds` per data-plane
+    round (controller.edge.plan.data_plane_rounds)."""
     edge_ip = {sw.name: edge_host(sw).ip for sw in fabric.switches if any(h.role == "edge" for h in sw.hosts)}
     out = {}
     for sw in fabric.switches:
-        rounds = site_rounds(plan, predicted, sw.name, rtt_ms, params.frame_s)
+        rounds = site_rounds(plan, predicted, sw.name, rtt_ms, params.frame_s, kinds)
         if not rounds:
             continue
         members = {m for r in rounds for m in r["members"]}
@@ -78,16 +83,23 @@ def site_specs(
             "replicate": "network",
             "stall_timeout_s": stall_timeout_s,
             "linger_s": 2.0,
+            "format": fmt,
         }
     return out
 
 
 def receiver_spec(plan: EdgeJobPlan, site_spec: dict, worker_ip: str, chunks: int) -> dict:
-    """A worker's receiver: where its stage is, and the rounds (and chunks) it receives."""
+    """A worker's receiver: where its stage is, and the rounds (and chunks) it receives: the sum rounds
+    (a float32 job's exponent rounds stay with the stages; its results arrive as float32)."""
     return {
         "ip": worker_ip,
         "stage_ip": site_spec["ip"],
         "tenant": plan.tenant,
         "epoch": plan.epoch,
-        "rounds": [{"round": r["round"], "chunks": chunks} for r in site_spec["rounds"]],
+        "rounds": [
+            {"round": r["round"], "chunks": chunks}
+            for r in site_spec["rounds"]
+            if r.get("kind", "sum") == "sum"
+        ],
+        "format": site_spec.get("format", "int32"),
     }

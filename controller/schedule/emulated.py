@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -140,6 +140,33 @@ def with_loss(net: Network, params: EmulatedParams, ct: CliqueTiming) -> CliqueT
     return CliqueTiming(ct.members, float(rate), limit, ct.skew_s, tuple(finish))
 
 
+@dataclass(frozen=True)
+class SchedulePrediction:
+    """A schedule as the data plane runs it in a number format, and the model's prediction for it."""
+
+    rounds: list[list[tuple[str, ...]]]  # data-plane rounds 1..R: their cliques
+    kinds: list[str]  # per data-plane round: "sum", or "max" (a float32 round's exponents)
+    predicted: list[RoundPrediction]
+    total_s: float
+
+
+def predict_schedule(
+    latency_net: Network,
+    params: EmulatedParams,
+    rounds: Sequence[Sequence[Sequence[str]]],
+    fmt: str = "int32",
+) -> SchedulePrediction:
+    """predict() for the rounds the stages run: float32 adds an exponent round (Q / 64 chunks) before
+    every sum round (edge.edge_float)."""
+    from controller.edge.plan import data_plane_rounds
+    from edge.edge_float import exponent_chunks
+
+    dp, kinds = data_plane_rounds(rounds, fmt)
+    chunks = [exponent_chunks(params.chunks) if k == "max" else params.chunks for k in kinds]
+    predicted, total = predict(latency_net, params, dp, chunks)
+    return SchedulePrediction(dp, kinds, predicted, total)
+
+
 def peak_deliveries(rounds: Sequence[RoundPrediction]) -> float:
     """The largest number of stream packets per second the stages take in one round, all its cliques
     streaming at once: k (k - 1) r / c per clique. What the CPU budget is counted in (docs/edge-inc.md)."""
@@ -236,15 +263,25 @@ def agree_delay(net: Network, members: Sequence[int], margin_s: float, frame_s: 
 
 
 def predict(
-    latency_net: Network, params: EmulatedParams, rounds: Sequence[Sequence[Sequence[str]]]
+    latency_net: Network,
+    params: EmulatedParams,
+    rounds: Sequence[Sequence[Sequence[str]]],
+    round_chunks: Sequence[int] | None = None,
 ) -> tuple[list[RoundPrediction], float]:
-    """Per round the cliques' predicted timings, and the schedule's total (max ready time at the end)."""
+    """Per round the cliques' predicted timings, and the schedule's total (max ready time at the end).
+    `round_chunks`: the vector of each round in chunks, where rounds differ (a float32 job's exponent
+    rounds, edge.edge_float); default params.chunks for every round."""
     net = Network(latency_net.names, latency_net.latency_s, params.payload_bps, latency_net.regions)
-    edge = EdgeParams(params.memory_bytes, params.size_bytes, params.chunk_bytes)
-    cache = TimingCache(net, edge)
+    caches: dict[int, TimingCache] = {}
     ready = dict.fromkeys(net.names, 0.0)
     out: list[RoundPrediction] = []
     for t, cliques in enumerate(rounds, start=1):
+        chunks = round_chunks[t - 1] if round_chunks is not None else params.chunks
+        if chunks not in caches:
+            size = chunks * params.chunk_bytes
+            caches[chunks] = TimingCache(net, EdgeParams(params.memory_bytes, size, params.chunk_bytes))
+        cache = caches[chunks]
+        rparams = params if chunks == params.chunks else replace(params, chunks=chunks)
         preds = []
         for clique in cliques:
             if len(clique) < 2:
@@ -255,7 +292,7 @@ def predict(
             if ct.rate_Bps <= 0:  # M = c: the model's A5 leaves no room for a second chunk
                 ct = CliqueTiming(ct.members, 0.0, ct.limit, ct.skew_s, tuple(math.inf for _ in ct.members))
             elif params.loss > 0:
-                ct = with_loss(net, params, ct)
+                ct = with_loss(net, rparams, ct)
             agree = agree_delay(net, idx, params.agree_margin_s, params.frame_s) if t > 1 else 0.0
             start = max(ready[n] for n in clique) + agree
             finish = {net.names[i]: start + f for i, f in zip(ct.members, ct.finish_s, strict=True)}

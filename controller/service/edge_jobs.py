@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from controller.edge.plan import EdgeJobPlan, EdgePlanError, plan_edge_job, runnable
 from controller.edge.stage_specs import receiver_spec, site_specs
 from controller.inc.allocation import AllocationError, Allocator
-from controller.schedule.emulated import CHUNK_BYTES, EmulatedParams, emulated_params, predict
+from controller.schedule.emulated import CHUNK_BYTES, EmulatedParams, emulated_params, predict_schedule
 from controller.schedule.model import ModelError, Network
 from controller.schedule.units import UnitError, parse_size
 from controller.service.errors import BadRequest, Conflict
@@ -101,11 +101,6 @@ def build_edge_plan(
     """Plan an Edge-INC job and take its groups, all or nothing; raises BadRequest or Conflict."""
     by_site = check_workers(topology, spec.workers)
     sites = [s for s in topology.sites if s in by_site]
-    if spec.format != "int32":
-        raise BadRequest(
-            f"format {spec.format}: the edge stages sum int32 lanes (float32 needs the exponent round "
-            "first: `edge.formats` does it for Core-INC; the edge jobs take int32)"
-        )
     why = runnable(choice.rounds)
     if why is not None:
         raise BadRequest(f"schedule: {why}")
@@ -113,23 +108,23 @@ def build_edge_plan(
     names = {sw.name: i for i, sw in enumerate(topology.fabric.switches, start=1)}
     groups = _AllocatorGroups(allocator, job_id, names)
     try:
-        eplan = plan_edge_job(topology.fabric, job_id, epoch, choice.rounds, groups)
+        net = Network(tuple(sites), topology.latency_matrix_s(sites), params.payload_bps)
+        sp = predict_schedule(net, params, choice.rounds, spec.format)
+    except (ModelError, EdgePlanError) as exc:
+        raise BadRequest(f"schedule: {exc}") from None
+    predicted, total = sp.predicted, sp.total_s
+    try:
+        eplan = plan_edge_job(topology.fabric, job_id, epoch, sp.rounds, groups)
     except EdgePlanError as exc:
         groups.release()
         raise BadRequest(str(exc)) from None
     except BaseException:
         groups.release()
         raise
-    try:
-        net = Network(tuple(sites), topology.latency_matrix_s(sites), params.payload_bps)
-        predicted, total = predict(net, params, eplan.rounds)
-    except ModelError as exc:
-        groups.release()
-        raise BadRequest(f"schedule: {exc}") from None
     ips = {h.name: h.ip for sw in topology.fabric.switches for h in sw.hosts}
     specs = site_specs(
         eplan, predicted, params, topology.fabric, topology.rtt_ms,
-        {s: [ips[w] for w in ws] for s, ws in by_site.items()},
+        {s: [ips[w] for w in ws] for s, ws in by_site.items()}, fmt=spec.format, kinds=sp.kinds,
     )  # fmt: skip
     receivers = {
         w: receiver_spec(eplan, specs[s], ips[w], params.chunks)
@@ -168,6 +163,7 @@ def build_edge_plan(
         "rounds": [
             {
                 "round": rp.round,
+                "kind": sp.kinds[rp.round - 1],
                 "predicted_s": _finite(rp.time_s),
                 "cliques": [
                     {

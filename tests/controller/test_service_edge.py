@@ -144,6 +144,34 @@ def test_edge_cliques_explicit_and_automatic_schedules(admin: httpx.Client, user
     assert edge_entries(admin) == before
 
 
+def test_a_float32_edge_job_runs_an_exponent_round_before_each_sum(
+    admin: httpx.Client, user: httpx.Client
+) -> None:
+    before = edge_entries(admin)
+    r = user.post(
+        "/jobs",
+        json={
+            "workers": WORKERS,
+            "strategy": "edge-all-to-all",
+            "format": "float32",
+            "edge": {"size": "16MB"},
+        },
+    )
+    assert r.status_code == 201, r.text
+    job = r.json()
+    edge = job["edge"]
+    assert [x["kind"] for x in edge["rounds"]] == ["max", "sum"] and job["rounds"] == 2
+    # both data-plane rounds have their trees; the exponent round is 312 / 64 -> 5 chunks
+    assert {g["source"] for x in edge["rounds"] for g in x["groups"]} == {"TYO", "NYC", "LON"}
+    assert edge["sites"]["TYO"]["format"] == "float32"
+    assert [x["kind"] for x in edge["sites"]["TYO"]["rounds"]] == ["max", "sum"]
+    [w] = [w for w in job["workers"] if w["host"] == "NYCw1"]
+    assert w["receiver"]["rounds"] == [{"round": 2, "chunks": 312}] and w["receiver"]["format"] == "float32"
+    assert 0 < edge["rounds"][0]["predicted_s"] < edge["rounds"][1]["predicted_s"]
+    assert user.delete(f"/jobs/{job['id']}").status_code == 200
+    assert edge_entries(admin) == before
+
+
 @pytest.mark.parametrize(
     ("body", "status", "words"),
     [
@@ -155,7 +183,6 @@ def test_edge_cliques_explicit_and_automatic_schedules(admin: httpx.Client, user
             422,
             "automatic schedule",
         ),
-        ({"strategy": "edge-all-to-all", "format": "float32"}, 422, "int32"),
         ({"strategy": "edge-all-to-all", "edge": {"memory": "10kB"}}, 422, "less than one"),
         ({"strategy": "edge-all-to-all", "edge": {"size": "lots"}}, 422, "edge:"),
         ({"strategy": "edge-all-to-all", "workers": ["TYOw1", "TYOw2"]}, 422, "two sites"),

@@ -62,3 +62,15 @@ def test_all_to_all_bandwidth_bound_round_replicates_every_stream_once_per_link(
     # 16 chunks and the repeated last one, 322 bytes each on the wire, on every directed link
     assert set(res.wan_bytes.values()) == {17 * 322}
     assert res.stage["peak_memory_bytes"] <= params.memory_bytes
+
+
+def test_float32_grid_runs_an_exponent_round_before_each_sum_and_matches_the_stages_arithmetic(wan9) -> None:  # type: ignore[no-untyped-def]
+    params, res = _run(wan9, "grid 3x3", GRID, 4e6, 24, tenant=3, fmt="float32")
+    assert res.stage["peak_memory_bytes"] <= params.memory_bytes
+    assert res.errors == []
+    # every worker holds, bit for bit, what the stages' block fixed point gives for the two rounds, and
+    # that is within its stated bound of the float64 sum of all nine sites
+    assert res.exact and res.exact_average
+    assert [r["kind"] for r in res.rounds] == ["max", "sum", "max", "sum"]
+    assert 0 < res.max_abs_error <= res.error_bound
+    assert res.wan_streams_once

@@ -38,7 +38,7 @@ from controller.schedule.emulated import (
     choose_rate,
     emulated_params,
     peak_deliveries,
-    predict,
+    predict_schedule,
 )
 from controller.schedule.model import DEFAULT_CHUNK_BYTES
 from controller.schedule.sweep import Sweep, plot, run_sweep, write_csv
@@ -186,6 +186,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"vector size of the run in 256-byte chunks (default: --size scaled, at least {MIN_CHUNKS})",
     )
     run.add_argument("--seed", type=int, default=1, help="seed of the sites' inputs")
+    run.add_argument(
+        "--format",
+        choices=("int32", "float32"),
+        default="int32",
+        help="the sites' numbers: int32 (exact sums) or float32 (block fixed point: each round runs an "
+        "exponent round first; results checked bit for bit against the stages' arithmetic and reported "
+        "with their error against float64 and its bound)",
+    )
     run.add_argument(
         "--run-memories",
         default="4MB,8MB,16MB,32MB,64MB,256MB",
@@ -448,8 +456,8 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
         return _err(str(exc))
     plans = []
     for strategy, rounds in chosen:
-        predicted, total = predict(net, params, rounds)
-        plans.append((strategy, rounds, predicted, total))
+        sp = predict_schedule(net, params, rounds, getattr(args, "format", "int32"))
+        plans.append((strategy, rounds, sp.predicted, sp.total_s))
     peak = max(peak_deliveries(p) for _, _, p, _ in plans)
     emulation = params.to_json()
     emulation["scaled_chunks"] = round(edge.size_bytes * params.scale / params.chunk_bytes, 2)
@@ -512,6 +520,7 @@ def _emulated(wan: Wan, net: Network, edge: EdgeParams, result: Result, args: ar
                 tenant=tenant,
                 seed=args.seed,
                 stall_timeout_s=args.stall_timeout,
+                fmt=args.format,
             )
             out["runs"].append(res.to_json())  # type: ignore[attr-defined]
             ok = ok and res.exact
