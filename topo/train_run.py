@@ -122,6 +122,9 @@ def run_strategy(
             "progress": str(out_dir / "progress.jsonl") if rank == 0 else "",
         }
     run = StrategyRun(strategy, cfg)
+    if strategy == "mpi":
+        _launch_mpi(running, hosts, specs, run, progress, every, out_dir)
+        return run
     if strategy != "core-tree":
         _launch(running, specs, run, progress, every)
         return run
@@ -147,11 +150,7 @@ def run_strategy(
 def _launch(
     running: RunningWan, specs: dict[str, dict], run: StrategyRun, progress: Callable[[str], None], every: int
 ) -> None:
-    """Start one worker per host, relay rank 0's progress, collect the reports; a worker still going at
-    the deadline is killed and reported as such."""
-    cfg = run.cfg
-    progress_path = Path(next(s["progress"] for s in specs.values() if s["progress"]))
-    progress_path.unlink(missing_ok=True)
+    """Start one worker per host, relay rank 0's progress, collect the reports."""
     procs = []
     t0 = time.time()
     for host, spec in specs.items():
@@ -159,25 +158,76 @@ def _launch(
         spec_path = Path(spec["report"]).with_suffix(".spec.json")
         spec_path.write_text(json.dumps(spec))
         cmd = [sys.executable, "-m", "edge.training.worker", str(spec_path)]
-        procs.append((spec, running.network.host(host).popen(cmd)))
-    deadline = time.monotonic() + 120 + cfg.steps * 20 * max(1, cfg.compute_scale // 1000 + 1)
+        procs.append(running.network.host(host).popen(cmd))
+    _wait(procs, list(specs.values()), run, progress, every, t0)
+
+
+def _launch_mpi(
+    running: RunningWan,
+    hosts: list[str],
+    specs: dict[str, dict],
+    run: StrategyRun,
+    progress: Callable[[str], None],
+    every: int,
+    out_dir: Path,
+) -> None:
+    """mpirun in rank 0's host starts every rank (edge/mpi_launch.py); one spec lists each rank's part."""
+    from edge.mpi_launch import mpirun_command, mpirun_path, write_agent
+
+    mpirun = mpirun_path()
+    if mpirun is None:
+        run.errors = [
+            "mpirun not found: install OpenMPI (Debian: openmpi-bin libopenmpi-dev; sudo make install)"
+        ]
+        return
+    fabric = running.network.fabric
+    ips = [fabric.host(h)[1].ip for h in hosts]
+    agent = write_agent(
+        out_dir / "agent.sh", {ip: running.network.host(h).pid for ip, h in zip(ips, hosts, strict=True)}
+    )
+    ordered = [specs[h] for h in hosts]
+    for spec in ordered:
+        Path(spec["report"]).unlink(missing_ok=True)
+    common = {k: v for k, v in ordered[0].items() if k not in ("rank", "report", "progress")}
+    common["ranks"] = [{"rank": s["rank"], "report": s["report"], "progress": s["progress"]} for s in ordered]
+    spec_path = out_dir / "mpi.spec.json"
+    spec_path.write_text(json.dumps(common))
+    cmd = mpirun_command(mpirun, agent, ips, [sys.executable, "-m", "edge.training.worker", str(spec_path)])
+    progress(f"mpi: mpirun in {hosts[0]} starts {len(hosts)} ranks (OpenMPI's own algorithm choice)")
+    t0 = time.time()
+    with (out_dir / "mpirun.log").open("wb") as log:
+        proc = running.network.host(hosts[0]).popen(cmd, stdout=log, stderr=log)
+        _wait([proc], ordered, run, progress, every, t0)
+
+
+def _wait(
+    procs: list, specs: list[dict], run: StrategyRun, progress: Callable[[str], None], every: int, t0: float
+) -> None:
+    """Relay rank 0's progress until the processes end, collect every rank's report; a process still
+    going at the deadline is killed, and a rank without a report is reported as such."""
+    cfg = run.cfg
+    progress_path = Path(next(s["progress"] for s in specs if s["progress"]))
+    progress_path.unlink(missing_ok=True)
+    per_step = 20 + cfg.compute_ms / 1000 + cfg.compute_scale * 1e-3
+    deadline = time.monotonic() + 120 + cfg.steps * per_step
     seen = 0
-    while any(p.poll() is None for _, p in procs) and time.monotonic() < deadline:
+    while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
         time.sleep(0.5)
         seen = _relay(progress_path, seen, run.strategy, cfg, progress, every)
     _relay(progress_path, seen, run.strategy, cfg, progress, every)
-    for _, p in procs:
+    for p in procs:
         if p.poll() is None:
             p.kill()
         p.wait()
     run.wall_s = time.time() - t0
+    status = ", ".join(str(p.returncode) for p in procs)
     reports = []
-    for spec, p in procs:
+    for spec in specs:
         path = Path(spec["report"])
         if path.exists():
             reports.append(json.loads(path.read_text()))
         else:
-            reports.append({"rank": spec["rank"], "error": f"no report (worker exit status {p.returncode})"})
+            reports.append({"rank": spec["rank"], "error": f"no report (exit status {status})"})
     reports.sort(key=lambda r: r.get("rank") or 0)
     run.errors = [f"rank {r['rank']}: {r['error']}" for r in reports if "error" in r]
     run.digests = [r.get("params_sha256", "") for r in reports if "error" not in r]

@@ -5,10 +5,12 @@ the element-wise sum over all workers (float32 or int32 in, same dtype out).
   for every allreduce, as `tributary allreduce` measures it.
 - hierarchical: site leaders over kept connections (edge/hierarchical.py), opened once before training
   starts, as host libraries keep theirs.
+- mpi: OpenMPI's MPI_Allreduce (mpi4py) with the library's own algorithm choice; the ranks are started
+  by mpirun (topo/train_run.py, edge/mpi_launch.py), which keeps its connections for the whole run.
 - core-tree: INC through the switches (edge/worker.py) on the job the controller installed; int32 for
   the exact format, float32 block fixed point otherwise.
 
-mpi and edge-cliques are refused with the reason (UNAVAILABLE) rather than imitated.
+edge-cliques is refused with the reason (UNAVAILABLE) rather than imitated.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from edge.ring import RING_PORT, Peer, ring_allreduce
 from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
-STRATEGIES = ("ring", "hierarchical", "core-tree")
+STRATEGIES = ("ring", "hierarchical", "mpi", "core-tree")
 UNAVAILABLE = {
-    "mpi": "the MPI baseline (edge/mpi_*.py) is not in this tree yet, so training cannot use it",
     "edge-cliques": "training over the Edge-INC stages is not wired yet: the stages carry sums of one "
     "schedule run at a time (tributary schedule --run), not a worker's allreduce per step",
 }
@@ -77,6 +78,24 @@ class HierComm:
 
     def close(self) -> None:
         self.comm.close()
+
+
+class MpiComm:
+    """MPI_COMM_WORLD's allreduce; mpi4py is imported only here (only this strategy needs libmpi)."""
+
+    def __init__(self) -> None:
+        from mpi4py import MPI
+
+        self.mpi = MPI
+        self.comm = MPI.COMM_WORLD
+
+    def sum(self, payload: np.ndarray) -> np.ndarray:
+        out = np.empty_like(payload)
+        self.comm.Allreduce(np.ascontiguousarray(payload), out, op=self.mpi.SUM)
+        return out
+
+    def close(self) -> None:
+        pass
 
 
 class IncComm:

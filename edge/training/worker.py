@@ -1,4 +1,5 @@
-"""One training worker process: `python -m edge.training.worker SPEC.json`.
+"""One training worker process: `python -m edge.training.worker SPEC.json` (for mpi, under mpirun: the
+spec then lists every rank's part under "ranks").
 
 The spec (JSON, written by topo/train_run.py) gives the strategy, this worker's rank, its peers (rank,
 IP, site), for core-tree the INC job (an edge.spec.WorkerSpec under "worker"), the training
@@ -11,6 +12,7 @@ process start-up.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -21,7 +23,7 @@ import numpy as np
 from edge.ring import Peer
 from edge.spec import WorkerSpec
 from edge.training import wire
-from edge.training.comms import Comm, HierComm, IncComm, RingComm, check_strategy
+from edge.training.comms import Comm, HierComm, IncComm, MpiComm, RingComm, check_strategy
 from edge.training.loop import StepRecord, TrainConfig, train
 from edge.training.model import Mlp
 
@@ -33,6 +35,8 @@ def open_comm(spec: dict, cfg: TrainConfig) -> Comm:
     timeout = float(spec.get("timeout_s", 120))
     if strategy == "ring":
         return RingComm(spec["rank"], peers, timeout_s=timeout)
+    if strategy == "mpi":
+        return MpiComm()
     if strategy == "hierarchical":
         return HierComm(spec["rank"], peers, [p["site"] for p in spec["peers"]], timeout_s=timeout)
     return IncComm(WorkerSpec.model_validate(spec["worker"]), exact=cfg.fmt == "exact")
@@ -78,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m edge.training.worker SPEC.json", file=sys.stderr)
         return 2
     spec = json.loads(Path(args[0]).read_text())
+    if "ranks" in spec:  # started by mpirun: one spec for all ranks, this one's part picked by its MPI rank
+        rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+        spec = {**spec, **spec["ranks"][rank]}
     try:
         report = run(spec)
         code = 0
@@ -89,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         code = 1
     Path(spec["report"]).write_text(json.dumps(report))
+    if code and spec["strategy"] == "mpi":  # the other ranks may wait in a collective that cannot finish
+        from mpi4py import MPI
+
+        MPI.COMM_WORLD.Abort(1)
     return code
 
 

@@ -10,8 +10,6 @@ from pathlib import Path
 
 from topo.options import add_wan_arguments, log, require_root
 
-CHOICES = ("ring", "hierarchical", "core-tree", "mpi", "edge-cliques")
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -20,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Bring up the WAN, then train a two-layer perceptron (numpy) on scikit-learn's digits "
         "data set with one worker per worker host: each step every worker computes the gradient of its own "
         "minibatch and the gradients are summed by the strategy (ring: flat ring of all workers; hierarchical: "
-        "site leaders; core-tree: INC through the switches). Every strategy gets the same model, data split, "
+        "site leaders; mpi: OpenMPI's MPI_Allreduce; core-tree: INC through the switches). Every strategy gets the same model, data split, "
         "batches and seeds. Prints per-step progress, and at the end loss, accuracy, compute and "
         "communication time and the time to the target accuracy of each run (one JSON object with --json). "
         "Needs root.",
@@ -34,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--strategy",
         type=_strategies,
         default=["ring", "hierarchical", "core-tree"],
-        help="comma-separated strategies, each run in turn: ring, hierarchical, core-tree "
-        "(default all three; mpi and edge-cliques are refused with the reason while they cannot run)",
+        help="comma-separated strategies, each run in turn: ring, hierarchical, mpi (OpenMPI's "
+        "MPI_Allreduce), core-tree (default ring,hierarchical,core-tree; edge-cliques is refused with the "
+        "reason while it cannot run)",
     )
     p.add_argument("--steps", type=int, default=40, help="training steps per run (default 40)")
     p.add_argument("--batch", type=int, default=16, help="examples per worker and step (default 16)")
