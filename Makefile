@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEB_PACKAGES := cpp mininet iproute2 iputils-ping iperf iperf3 ethtool procps psmisc libpcap0.8 openmpi-bin libopenmpi-dev
 PYTEST_ARGS ?=
 
-.PHONY: install debs test test-fast lint run clean help
+.PHONY: install debs test test-fast lint run clean help experiments
 
 help:
 	@echo "make install   create .venv, install Tributary and p4kit (and, as root, the Debian packages)"
@@ -16,6 +16,7 @@ help:
 	@echo "make lint      ruff"
 	@echo "sudo make run  bring up the nine-city WAN with P4 switches and open the Mininet CLI"
 	@echo "make clean     remove leftovers of a crashed run (namespaces, interfaces, processes)"
+	@echo "sudo make experiments  run the experiments of docs/results.md (about 30 min), outputs in runs/experiments/, report docs/results-generated.md"
 
 install: debs $(STAMP) mininet-link
 
@@ -62,6 +63,10 @@ lint: install
 run: install
 	@if [ "$$(id -u)" != "0" ]; then echo "tributary run needs root for Mininet: use 'sudo make run'" >&2; exit 1; fi
 	$(BIN)/tributary run
+
+# EXPERIMENTS_ARGS="--only train-3,amdahl" runs a subset (scripts/experiments.py --list names them).
+experiments: install
+	$(BIN)/python scripts/experiments.py $(EXPERIMENTS_ARGS)
 
 clean:
 	-@test -x $(BIN)/tributary && $(BIN)/tributary clean || true
