@@ -9,9 +9,9 @@ compiler engineers see what to fix first. With --stf, programs that compiled and
 beside them are also run through p4kit-stf, and the STF pass rate is reported. --json prints the
 summary as JSON on stdout instead of text.
 
-A .p4 file counts as a program when it instantiates a package (`... main;`) and no other file under
-DIR includes it with `#include "..."`; other .p4 files are taken to be includes of the programs
-beside them and are not compiled on their own.
+A .p4 file counts as a program when it instantiates a package (`... main;`), itself or in a file it
+includes, and no other file under DIR includes it with `#include "..."`; other .p4 files are taken to
+be includes of the programs beside them and are not compiled on their own.
 """
 
 from __future__ import annotations
@@ -55,14 +55,21 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
-def is_program(path: Path) -> bool:
-    """True when the file instantiates a package, i.e. is a top-level program rather than an include."""
+def is_program(path: Path, seen: set[Path] | None = None) -> bool:
+    """True when the file instantiates a package, itself or through a file it includes with
+    `#include "..."` (p4c's key-bmv2.p4 gets its `main` from arith-inline-skeleton.p4)."""
+    seen = set() if seen is None else seen
+    if path.resolve() in seen:
+        return False
+    seen.add(path.resolve())
     try:
         text = path.read_text(errors="replace")
     except OSError:
         return False
     text = LINE_COMMENT.sub("", BLOCK_COMMENT.sub("", text))
-    return bool(MAIN_DECL.search(text))
+    if MAIN_DECL.search(text):
+        return True
+    return any(is_program(path.parent / name, seen) for name in INCLUDE.findall(text))
 
 
 def included_files(files: list[Path]) -> set[Path]:
