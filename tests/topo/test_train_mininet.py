@@ -37,3 +37,15 @@ def test_exact_training_is_identical_through_the_switches_and_between_hosts(wan3
     assert inc.stats["results"] >= 3 * 8 * 38  # 2,410 int32 values: 38 chunks per worker and step
     summary = inc.summary()
     assert summary["ok"] and summary["steps"] == 8 and summary["comm_share"] > 0.9
+
+
+def test_mpi_trains_like_the_others(wan3_single) -> None:  # type: ignore[no-untyped-def]
+    """OpenMPI's allreduce under mpirun, exact gradients: the same parameters as the hierarchical run."""
+    from edge.mpi_launch import mpirun_path
+
+    if mpirun_path() is None:
+        pytest.fail("mpirun is missing: make install installs openmpi-bin")
+    cfg = TrainConfig(steps=4, fmt="exact")
+    runs = [run_strategy(wan3_single, cfg, s, print) for s in ("hierarchical", "mpi")]
+    assert runs[1].errors == [] and len(runs[1].steps) == 4, runs[1].errors
+    assert runs[0].digests == runs[1].digests and len(runs[1].digests) == 3
