@@ -3,7 +3,9 @@ strategy on the same model, data split and seeds, and the runs compared step by 
 
 For core-tree an INC job over all workers is installed in the switches for the run and removed after it.
 While a run goes, rank 0's per-step lines are relayed as progress. A run's times are rank 0's: compute is
-its gradient passes, communication its allreduce calls (which include waiting for slower workers).
+its gradient passes, communication its allreduce calls (which include waiting for slower workers). Each
+run carries its strategy's lower bound for one step's allreduce (topo/bounds.py: bytes over the busiest
+link plus the latency the algorithm cannot avoid), averaged over steps when only every K-th synchronises.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from controller.p4rt import P4InfoIndex
 from edge.protocol import INC_LANES
 from edge.training.loop import TrainConfig
 from edge.training.model import Mlp
+from topo import bounds
 from topo.allreduce_run import worker_hosts
 from topo.session import RunningWan
 
@@ -38,6 +41,7 @@ class StrategyRun:
     stats: dict[str, float] = field(default_factory=dict)
     wall_s: float = 0.0
     setup_s: float = 0.0
+    bound_step_s: float = 0.0  # the strategy's lower bound for one allreduce of the payload (topo/bounds.py)
 
     @property
     def compute_s(self) -> float:
@@ -73,6 +77,10 @@ class StrategyRun:
             "wall_s": round(self.wall_s, 3),
             "setup_s": round(self.setup_s, 3),
             "workers_agree": len(set(self.digests)) == 1 and len(self.digests) > 0,
+            "bound_step_s": round(self.bound_step_s, 4),
+            "comm_step_times_bound": round(self.comm_s / len(self.steps) / self.bound_step_s, 2)
+            if self.steps and self.bound_step_s
+            else None,
             "curve": [
                 [s["loss"], s["accuracy"], round(s["compute_s"], 6), round(s["comm_s"], 6)]
                 for s in self.steps
@@ -122,6 +130,14 @@ def run_strategy(
             "progress": str(out_dir / "progress.jsonl") if rank == 0 else "",
         }
     run = StrategyRun(strategy, cfg)
+    size = Mlp(hidden=cfg.hidden).size
+    syncs = cfg.steps if cfg.local_steps == 1 else -(-cfg.steps // cfg.local_steps)
+    wan, fabric = running.network.wan, running.network.fabric
+    if strategy in ("ring", "hierarchical"):
+        host_bound = bounds.ring_bound_s if strategy == "ring" else bounds.hierarchical_bound_s
+        run.bound_step_s = host_bound(wan, fabric, hosts, 4 * size) * syncs / cfg.steps
+    elif strategy == "mpi":
+        run.bound_step_s = bounds.best_host_bound_s(wan, fabric, hosts, 4 * size)[1] * syncs / cfg.steps
     if strategy == "mpi":
         _launch_mpi(running, hosts, specs, run, progress, every, out_dir)
         return run
@@ -135,6 +151,8 @@ def run_strategy(
     installer.install(plan)
     try:
         tree = plan.trees[0][0]
+        mode = "int32" if cfg.fmt == "exact" else "float32"
+        run.bound_step_s = bounds.inc_bound_s(wan, [tree], size, mode) * syncs / cfg.steps
         progress(f"core-tree: INC tree rooted at {tree.root} (slowest path {tree.max_rtt_ms:g} ms)")
         for host, spec in specs.items():
             spec["worker"] = plan.worker_spec(host, stall_timeout_s).model_dump()
