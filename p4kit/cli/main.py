@@ -2,9 +2,11 @@
 
 Used as simple_switch_CLI is: interactively (a `RuntimeCmd:` prompt with help and completion), or with
 commands on stdin (`p4kit-cli < s1-commands.txt`). BMv2's CLI talks Thrift; this one speaks P4Runtime,
-so it is pointed at the gRPC address, and --thrift-port / --thrift-ip are accepted for scripts written
-for simple_switch_CLI (with a note: the gRPC address is what counts). The exit status is 1 when a
-command failed (simple_switch_CLI always exits 0, which hides failed batches).
+so it is pointed at the gRPC address (--grpc-addr), or named by the thrift port the switch was started
+with: `--thrift-port 9090` reaches the p4kit-switch started with `--thrift-port 9090` (thrift_ports.py),
+as simple_switch_CLI reaches simple_switch_grpc; without either, the switch of simple_switch_CLI's
+default port 9090, else 127.0.0.1:9559. The exit status is 1 when a command failed (simple_switch_CLI
+always exits 0, which hides failed batches).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from p4kit.cli import thrift_ports
 from p4kit.cli.session import Session
 from p4kit.cli.shell import RuntimeShell
 from p4kit.cli.values import CliError
@@ -27,11 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--grpc-addr",
-        default=DEFAULT_GRPC_ADDR,
         metavar="HOST:PORT",
-        help=f"the switch's P4Runtime server (default {DEFAULT_GRPC_ADDR})",
+        help="the switch's P4Runtime server (default: the switch of --thrift-port, else "
+        f"{DEFAULT_GRPC_ADDR})",
     )
-    p.add_argument("--device-id", type=int, default=0, help="P4Runtime device id (default 0)")
+    p.add_argument("--device-id", type=int, help="P4Runtime device id (default: the switch's, else 0)")
     p.add_argument(
         "--election-id",
         type=int,
@@ -39,8 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="election id for arbitration (default 1); a higher one than the running "
         "controller's takes over writes",
     )
-    p.add_argument("--thrift-port", type=int, help="accepted for simple_switch_CLI scripts (see --grpc-addr)")
-    p.add_argument("--thrift-ip", help="accepted for simple_switch_CLI scripts (see --grpc-addr)")
+    p.add_argument(
+        "--thrift-port",
+        type=int,
+        help="the p4kit-switch started with this --thrift-port (simple_switch_CLI's option; "
+        f"default {thrift_ports.SIMPLE_SWITCH_CLI_DEFAULT_PORT})",
+    )
+    p.add_argument("--thrift-ip", help="the host of that switch (simple_switch_CLI's option)")
     p.add_argument(
         "--json", help="accepted for simple_switch_CLI scripts: names come from the switch's P4Info"
     )
@@ -51,15 +59,33 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def resolve_target(args: argparse.Namespace) -> tuple[str, int, str | None]:
+    """(P4Runtime address, device id, note) from --grpc-addr or the thrift port's switch."""
+    if args.grpc_addr:
+        note = None
+        if args.thrift_port is not None or args.thrift_ip is not None:
+            note = f"--thrift-port/--thrift-ip not used: --grpc-addr {args.grpc_addr} names the switch"
+        return args.grpc_addr, args.device_id or 0, note
+    port = args.thrift_port if args.thrift_port is not None else thrift_ports.SIMPLE_SWITCH_CLI_DEFAULT_PORT
+    reg = thrift_ports.lookup(port)
+    if reg is not None:
+        device = reg.device_id if args.device_id is None else args.device_id
+        return reg.connect_addr(args.thrift_ip), device, None
+    note = None
+    if args.thrift_port is not None:
+        note = (
+            f"no p4kit-switch was started with --thrift-port {port} on this machine; "
+            f"trying {DEFAULT_GRPC_ADDR} (--grpc-addr names a P4Runtime server)"
+        )
+    return DEFAULT_GRPC_ADDR, args.device_id or 0, note
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    addr = args.grpc_addr
-    if args.thrift_port is not None or args.thrift_ip is not None:
-        print(
-            f"Note: --thrift-port/--thrift-ip ignored: p4kit-cli speaks P4Runtime to {addr} (--grpc-addr)",
-            file=sys.stderr,
-        )
-    session = Session(addr, args.device_id, args.election_id, args.timeout)
+    addr, device_id, target_note = resolve_target(args)
+    if target_note:
+        print(f"Note: {target_note}", file=sys.stderr)
+    session = Session(addr, device_id, args.election_id, args.timeout)
     try:
         note = session.connect()
     except CliError as e:

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from p4kit.cli import thrift_ports
 from p4kit.switch.cli_args import SwitchOptions, UsageError, parse_args
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.p4runtime_server import P4RuntimeServer, P4RuntimeService
@@ -160,11 +161,20 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    registration = None
+    if opts.thrift_port is not None:
+        # simple_switch_CLI --thrift-port N finds this switch through p4kit-cli's port map (recorded
+        # before the server listens, so whoever sees it listening also finds the entry)
+        registration = thrift_ports.register(opts.thrift_port, opts.grpc_addr, opts.device_id)
     try:
         running = start(opts)
     except (OSError, PortError, SwitchError, ValueError) as e:
+        if registration is not None:
+            thrift_ports.unregister(registration)
         print(f"p4kit-switch: error: {e}", file=sys.stderr)
         return 1
+    if opts.thrift_port is not None and registration is None:
+        print(f"Note: thrift port {opts.thrift_port} is already another switch's", flush=True)
     for port, iface in sorted(opts.interfaces.items()):
         shaping = f" ({opts.links[port]})" if port in opts.links else ""
         print(f"Adding interface {iface} as port {port}{shaping}", flush=True)
@@ -175,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         while not done.wait(1.0):
             pass
     finally:
+        if registration is not None:
+            thrift_ports.unregister(registration)
         running.close()
         trace = logging.getLogger(TRACE_LOGGER)
         _flush_handlers(trace)

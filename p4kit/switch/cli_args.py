@@ -236,7 +236,10 @@ def _refusals(args: argparse.Namespace, targs: argparse.Namespace) -> None:
 def _notes(args: argparse.Namespace) -> list[str]:
     notes = []
     if args.thrift_port is not None:
-        notes.append("--thrift-port ignored: p4kit-switch has no Thrift server (use P4Runtime, or p4kit-cli)")
+        notes.append(
+            f"--thrift-port {args.thrift_port}: no Thrift server; p4kit-cli --thrift-port {args.thrift_port} "
+            "(simple_switch_CLI's command line) reaches this switch's P4Runtime server"
+        )
     if args.nanolog:
         notes.append("--nanolog ignored: p4kit has no nanomsg event log (use --log-console or --log-file)")
     if args.notifications_addr:
