@@ -393,8 +393,53 @@ def rep_amdahl(doc: dict) -> list[str]:
 
 
 def rep_wan(doc: dict) -> list[str]:
-    keys = [k for k in doc if not isinstance(doc[k], list | dict)]
-    return ["; ".join(f"{k}: {_fmt(doc[k])}" for k in keys)] if keys else []
+    pairs = doc.get("pairs", [])
+    lines = [
+        f"{len(pairs)} pairs; all within tolerance: {doc.get('ok')}; largest error {_fmt(doc.get('max_error_pct'))} %"
+    ]
+    if pairs and isinstance(pairs[0], dict):
+        keys = list(pairs[0].keys())[:6]
+        lines += ["", *_table(keys, [[p.get(k) for k in keys] for p in pairs])]
+    return lines
+
+
+def rep_schedule_model(doc: dict) -> list[str]:
+    best = doc.get("best", {})
+    rows = [
+        [c.get("strategy"), c.get("time_s"), c.get("rounds_to_consensus"), c.get("exact_average")]
+        for c in doc.get("candidates", [])
+    ]
+    lines = [
+        f"best: {best.get('strategy')}, {_fmt(best.get('time_s'))} s to consensus (the model's prediction)",
+        "",
+    ]
+    return lines + _table(["schedule", "predicted time to consensus (s)", "rounds", "exact average"], rows)
+
+
+def _predicted_measured(node: object, found: list[dict]) -> None:
+    if isinstance(node, dict):
+        if "predicted_s" in node and "measured_s" in node:
+            found.append(node)
+        for v in node.values():
+            _predicted_measured(v, found)
+    elif isinstance(node, list):
+        for v in node:
+            _predicted_measured(v, found)
+
+
+def rep_schedule_run(doc: dict) -> list[str]:
+    found: list[dict] = []
+    _predicted_measured(doc, found)
+    runs = [f for f in found if "strategy" in f]
+    rows = [
+        [r.get("strategy"), r.get("predicted_s"), r.get("measured_s"), r.get("exact_average", r.get("exact"))]
+        for r in runs
+    ]
+    return (
+        _table(["schedule", "predicted (s)", "measured (s)", "exact average"], rows)
+        if rows
+        else rep_generic(doc)
+    )
 
 
 def rep_generic(doc: dict) -> list[str]:
@@ -410,6 +455,8 @@ FORMATTERS: dict[str, Callable[[dict], list[str]]] = {
     "train-9": rep_train,
     "amdahl": rep_amdahl,
     "wan-check": rep_wan,
+    "schedule-model": rep_schedule_model,
+    "schedule-run": rep_schedule_run,
 }
 
 
