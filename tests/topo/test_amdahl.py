@@ -86,3 +86,19 @@ def test_command_prints_the_curve_and_points_and_writes_the_plot(tmp_path: Path)
         text=True,
     )
     assert err.returncode != 0 and "not a tributary train --json result" in err.stderr
+
+
+def test_train_summary_against_the_best_host() -> None:
+    from topo.commands.train import against_best_host
+
+    runs = [
+        {"strategy": "ring", "ok": True, "final_accuracy": 0.916, "time_to_target_s": 20.0},
+        {"strategy": "hierarchical", "ok": True, "final_accuracy": 0.916, "time_to_target_s": 7.0},
+        {"strategy": "core-tree", "ok": True, "final_accuracy": 0.913, "time_to_target_s": 14.0},
+        {"strategy": "mpi", "ok": False, "final_accuracy": None, "time_to_target_s": None},
+    ]
+    out = against_best_host(runs)
+    assert out["best_host"] == "hierarchical" and out["time_to_target_speedup_vs_best_host"] == 0.5
+    assert out["same_accuracy"] is True and out["accuracy_spread"] == pytest.approx(0.003)
+    runs[2]["final_accuracy"] = 0.9
+    assert against_best_host(runs)["same_accuracy"] is False

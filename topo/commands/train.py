@@ -151,6 +151,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "runs": [r.summary() for r in runs],
         "curves": compare_curves(runs),
     }
+    summary.update(against_best_host(summary["runs"]))
     text = json.dumps(summary)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -161,3 +162,23 @@ def cmd_train(args: argparse.Namespace) -> int:
         brief = [{k: v for k, v in r.items() if k != "curve"} for r in summary["runs"]]
         print(json.dumps({**summary, "runs": brief}, indent=2))
     return 0 if all(r["ok"] for r in summary["runs"]) else 1
+
+
+def against_best_host(runs: list[dict]) -> dict[str, object]:
+    """INC's time to the target accuracy against the fastest host strategy's, and whether every run ended
+    within 0.5 % (absolute) of the same accuracy."""
+    out: dict[str, object] = {}
+    done = [r for r in runs if r["ok"]]
+    if len(done) >= 2:
+        accs = [r["final_accuracy"] for r in done]
+        out["accuracy_spread"] = round(max(accs) - min(accs), 6)
+        out["same_accuracy"] = max(accs) - min(accs) <= 0.005
+    hosts = [r for r in done if r["strategy"] != "core-tree" and r["time_to_target_s"] is not None]
+    inc = next((r for r in done if r["strategy"] == "core-tree"), None)
+    if hosts and inc is not None and inc["time_to_target_s"]:
+        best = min(hosts, key=lambda r: r["time_to_target_s"])
+        out["best_host"] = best["strategy"]
+        out["time_to_target_speedup_vs_best_host"] = round(
+            best["time_to_target_s"] / inc["time_to_target_s"], 3
+        )
+    return out
