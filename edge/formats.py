@@ -12,8 +12,12 @@
   addition gives (NaN if any NaN or both infinities, else the infinity, else the finite sum), and the
   block's other elements are untouched.
 
+- int8 / int4: exact sums of narrow integers, packed 4 / 8 to a word towards the switch and widened
+  there (edge.lowprec).
+
 `allreduce_with(reduce, values, mode, workers)` runs a whole allreduce on any lane reduction (the INC
-worker's, or a test's), so the format logic lives in one place.
+worker's, or a test's), so the format logic lives in one place. A reduction is called as
+`reduce(lanes, kind)` for int32 lanes and `reduce(rows, KIND_SUM, fmt)` for a packed format.
 """
 
 from __future__ import annotations
@@ -23,17 +27,20 @@ from collections.abc import Callable
 
 import numpy as np
 
-from edge.protocol import INC_LANES, KIND_MAX, KIND_SUM
+from edge import lowprec
+from edge.protocol import FMT_INT32, INC_LANES, KIND_MAX, KIND_SUM
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 SPECIAL_BITS = 10  # per class and element: up to 1023 workers holding +inf (or -inf, or NaN) there
 MAX_SPECIAL_WORKERS = (1 << SPECIAL_BITS) - 1
 
-LaneReduce = Callable[[np.ndarray, int], np.ndarray]
+LaneReduce = Callable[..., np.ndarray]  # (lanes, kind) or (rows, kind, fmt) -> reduced rows
+MODES = ("int32", "float32", "int8", "int4")
 
 
 class FormatError(ValueError):
     """Input the chosen number format cannot carry (with where and why)."""
+
 
 EXPONENT_BIAS = 256  # exponents travel unsigned (the switch's max is unsigned)
 
@@ -54,7 +61,9 @@ def check_int32(values: np.ndarray) -> np.ndarray:
     if arr.dtype == np.bool_:
         return arr.astype(np.int32)
     if not np.issubdtype(arr.dtype, np.integer):
-        raise FormatError(f"int32 mode needs integer input, got {arr.dtype} (use float32 mode for real numbers)")
+        raise FormatError(
+            f"int32 mode needs integer input, got {arr.dtype} (use float32 mode for real numbers)"
+        )
     if arr.size and arr.dtype.itemsize >= 4 and arr.dtype != np.int32:
         lo, hi = int(arr.min()), int(arr.max())
         if lo < INT32_MIN or hi > INT32_MAX:
@@ -124,15 +133,36 @@ def apply_specials(result: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def allreduce_with(reduce: LaneReduce, values: np.ndarray, mode: str, workers: int) -> np.ndarray:
+def narrow_allreduce(
+    reduce: LaneReduce, arr: np.ndarray, mode: str, workers: int, max_groups: int
+) -> np.ndarray:
+    """int8 / int4: the exact sums (int32), packed on the way to the switch where the slots allow."""
+    try:
+        flat = lowprec.check_narrow(arr, mode)
+    except lowprec.NarrowRangeError as exc:
+        raise FormatError(str(exc)) from None
+    fmt = lowprec.choose_format(mode, workers, max_groups)
+    if fmt == FMT_INT32:
+        out = reduce(int32_to_lanes(flat.astype(np.int32)), KIND_SUM)
+        return lanes_to_int32(out, flat.size).reshape(arr.shape)
+    out = reduce(lowprec.pack(flat, fmt), KIND_SUM, fmt)
+    return lowprec.unpack(out, fmt, flat.size).reshape(arr.shape)
+
+
+def allreduce_with(
+    reduce: LaneReduce, values: np.ndarray, mode: str, workers: int, max_groups: int = 8
+) -> np.ndarray:
     """A whole allreduce of `values` in number format `mode` on a lane reduction `reduce(lanes, kind)`
-    (rows of INC_LANES uint32 in, reduced rows out), with the input's shape."""
+    (rows of INC_LANES uint32 in, reduced rows out), with the input's shape. `max_groups`: the most
+    chunks a packed packet may carry (the job's slots must be a multiple; 1 sends int32 lanes only)."""
     arr = np.asarray(values)
     if mode == "int32":
         out = reduce(int32_to_lanes(arr), KIND_SUM)
         return lanes_to_int32(out, arr.size).reshape(arr.shape)
+    if mode in lowprec.BITS:
+        return narrow_allreduce(reduce, arr, mode, workers, max_groups)
     if mode != "float32":
-        raise ValueError(f"mode must be 'int32' or 'float32', got {mode!r}")
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise FormatError(f"float32 mode needs numeric input, got {arr.dtype}")
     lanes_f = pad_to_lanes(np.ascontiguousarray(arr, dtype=np.float32))
@@ -146,7 +176,9 @@ def allreduce_with(reduce: LaneReduce, values: np.ndarray, mode: str, workers: i
     shifts = scale_exponents(agreed[:blocks], workers)
     special = np.flatnonzero(agreed[blocks : 2 * blocks])
     if special.size and workers > MAX_SPECIAL_WORKERS:
-        raise FormatError(f"inf/NaN accounting covers at most {MAX_SPECIAL_WORKERS} workers, the job has {workers}")
+        raise FormatError(
+            f"inf/NaN accounting covers at most {MAX_SPECIAL_WORKERS} workers, the job has {workers}"
+        )
     fixed = float_to_fixed(clean, shifts)
     summed = reduce(np.concatenate([fixed, special_counts(lanes_f[special])]), KIND_SUM)
     result = fixed_to_float(summed[:blocks], shifts)

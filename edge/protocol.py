@@ -21,6 +21,15 @@ INC_LANES = 64
 KIND_SUM = 0
 KIND_MAX = 1
 
+# value layouts (the header's `format` byte; docs/protocol.md, "Packed and wide formats")
+FMT_INT32 = 0  # 64 x int32
+FMT_INT8 = 1  # packed: 4 chunks, word i = lane i of chunks 0..3 as int8 (chunk 0 in the top byte)
+FMT_INT4 = 2  # packed: 8 chunks, word i = lane i of chunks 0..7 as int4 (chunk 0 in the top nibble)
+FMT_WIDE32 = 3  # wide: 4 chunks of 64 x int32, one after the other
+FMT_WIDE16 = 4  # wide: 8 chunks of 64 x int16; 64-word block h holds chunks 2h (high half) and 2h+1
+GROUPS = {FMT_INT32: 1, FMT_INT8: 4, FMT_INT4: 8, FMT_WIDE32: 4, FMT_WIDE16: 8}  # chunks per packet
+WIDE_OF = {FMT_INT32: FMT_INT32, FMT_INT8: FMT_WIDE32, FMT_INT4: FMT_WIDE16}  # what the switches send back
+
 F_RESULT = 0x01
 F_RETRANSMIT = 0x02
 F_VERSION = 0x04
@@ -33,6 +42,10 @@ HEADER_LEN = HEADER.size  # 24
 PAYLOAD_LEN = INC_LANES * 4
 PACKET_LEN = HEADER_LEN + PAYLOAD_LEN  # the UDP payload: 280 bytes
 FRAME_LEN = 14 + 20 + 8 + PACKET_LEN  # on the wire: 322 bytes
+WIDE_WORDS = 4 * INC_LANES  # a wide packet's 32-bit words
+WIDE_PACKET_LEN = HEADER_LEN + 4 * WIDE_WORDS  # 1048 bytes
+WIDE_FRAME_LEN = 14 + 20 + 8 + WIDE_PACKET_LEN  # 1090 bytes
+FRAME_OVERHEAD = 14 + 20 + 8  # Ethernet, IPv4 and UDP headers in front of every INC payload
 
 SERIAL_BITS = 32
 SERIAL_MOD = 1 << SERIAL_BITS
@@ -57,6 +70,7 @@ class IncHeader:
     exponent: int = 0
     version: int = INC_VERSION
     epoch: int = 0  # the job's generation (controller-assigned); switches and workers drop other epochs
+    format: int = FMT_INT32  # value layout (FMT_*)
 
     def pack(self) -> bytes:
         return HEADER.pack(
@@ -71,7 +85,7 @@ class IncHeader:
             self.chunk,
             self.epoch,
             self.exponent,
-            0,
+            self.format,
             0,
         )
 
@@ -79,10 +93,10 @@ class IncHeader:
     def unpack(cls, data: bytes | memoryview) -> IncHeader:
         if len(data) < HEADER_LEN:
             raise MalformedPacket(f"INC header needs {HEADER_LEN} bytes, got {len(data)}")
-        (version, kind, flags, sender, tenant, rnd, slot, count, chunk, epoch, exponent, _, _) = (
+        (version, kind, flags, sender, tenant, rnd, slot, count, chunk, epoch, exponent, fmt, _) = (
             HEADER.unpack_from(data)
         )
-        return cls(tenant, rnd, slot, chunk, kind, flags, sender, count, exponent, version, epoch)
+        return cls(tenant, rnd, slot, chunk, kind, flags, sender, count, exponent, version, epoch, fmt)
 
 
 def worker_port(tenant: int) -> int:
@@ -117,22 +131,37 @@ def slot_of(chunk: int, nslots: int) -> tuple[int, int]:
     return chunk % nslots, (chunk // nslots) % 2
 
 
+def is_wide(fmt: int) -> bool:
+    return fmt in (FMT_WIDE32, FMT_WIDE16)
+
+
+def packet_len(fmt: int) -> int:
+    """The UDP payload length of an INC packet in format `fmt`."""
+    return WIDE_PACKET_LEN if is_wide(fmt) else PACKET_LEN
+
+
 def encode(header: IncHeader, lanes: np.ndarray) -> bytes:
-    """A whole INC payload (header + values); lanes are INC_LANES uint32 values."""
-    if lanes.shape != (INC_LANES,):
-        raise ValueError(f"an INC packet carries {INC_LANES} values, got shape {lanes.shape}")
+    """A whole INC payload (header + values): INC_LANES uint32 words, or WIDE_WORDS in a wide format."""
+    words = WIDE_WORDS if is_wide(header.format) else INC_LANES
+    if lanes.shape != (words,):
+        raise ValueError(
+            f"an INC packet of format {header.format} carries {words} words, got shape {lanes.shape}"
+        )
     return header.pack() + lanes.astype(LANE_DTYPE, copy=False).tobytes()
 
 
 def decode(data: bytes | memoryview) -> tuple[IncHeader, np.ndarray]:
-    """Header and values (uint32) of an INC payload; raises MalformedPacket on a bad packet (one INC
-    packet is exactly PACKET_LEN bytes)."""
-    if len(data) != PACKET_LEN:
-        raise MalformedPacket(f"an INC packet is {PACKET_LEN} bytes, got {len(data)}")
+    """Header and values (uint32 words) of an INC payload; raises MalformedPacket on a bad packet (one INC
+    packet is exactly PACKET_LEN bytes, or WIDE_PACKET_LEN in a wide format)."""
+    if len(data) not in (PACKET_LEN, WIDE_PACKET_LEN):
+        raise MalformedPacket(f"an INC packet is {PACKET_LEN} bytes ({WIDE_PACKET_LEN} wide), got {len(data)}")
     header = IncHeader.unpack(data)
     if header.version != INC_VERSION:
         raise MalformedPacket(f"INC version {header.version}, expected {INC_VERSION}")
-    lanes = np.frombuffer(data, dtype=LANE_DTYPE, count=INC_LANES, offset=HEADER_LEN).astype(np.uint32)
+    if header.format not in GROUPS or len(data) != packet_len(header.format):
+        raise MalformedPacket(f"INC format {header.format} in a packet of {len(data)} bytes")
+    words = (len(data) - HEADER_LEN) // 4
+    lanes = np.frombuffer(data, dtype=LANE_DTYPE, count=words, offset=HEADER_LEN).astype(np.uint32)
     return header, lanes
 
 
@@ -157,7 +186,14 @@ def udp_checksum(src_ip: bytes, dst_ip: bytes, udp_header: bytes, payload: bytes
 
 
 def frame(
-    src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes, ttl: int = 64
+    src_mac: str,
+    dst_mac: str,
+    src_ip: str,
+    dst_ip: str,
+    sport: int,
+    dport: int,
+    payload: bytes,
+    ttl: int = 64,
 ) -> bytes:
     """A whole Ethernet/IPv4/UDP frame with both checksums set, as a worker's kernel would send it: for
     tests, benchmarks and experiments that feed a switch directly."""

@@ -35,13 +35,20 @@ from edge.protocol import (
     F_RESULT,
     F_RETRANSMIT,
     F_VERSION,
+    FMT_INT32,
+    FRAME_OVERHEAD,
+    GROUPS,
+    INC_LANES,
     INC_UDP_PORT,
-    PACKET_LEN,
+    KIND_SUM,
+    WIDE_OF,
+    WIDE_WORDS,
     IncHeader,
     MalformedPacket,
     chunk_space,
     decode,
     encode,
+    packet_len,
     slot_of,
     worker_port,
 )
@@ -114,6 +121,9 @@ class TransferStats:
     results: int = 0
     duplicates: int = 0
     rejected: int = 0  # datagrams that were not a result of this job's tree (wrong source, epoch, ...)
+    bytes_sent: int = 0  # frames on the host link (Ethernet + IPv4 + UDP + INC), retransmissions included
+    bytes_received: int = 0  # every INC datagram that reached the result port, as frames
+    unpacked_calls: int = 0  # narrow inputs sent as int32 lanes (slots not a multiple of 4, or --secure)
     seconds: float = 0.0
     srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
     base_rtt_ms: float = 0.0
@@ -221,7 +231,12 @@ class ReduceStream:
     `pump(now)` sends what the window and the timeouts allow through `transmit` (which returns False when
     the transport is full: the rest goes out on a later pump); `receive(payload, source, now)` takes one
     datagram; `wakeup(now)` says when to pump again at the latest; `check_stall(now)` raises when no result
-    has come for the job's stall timeout."""
+    has come for the job's stall timeout.
+
+    In a packed format (`fmt` FMT_INT8 or FMT_INT4, edge.protocol) each row is one packet that carries G
+    = 4 or 8 consecutive chunks (chunk numbers first + G*i .. + G - 1, so `first_chunk` must be a multiple
+    of G, as must the job's slots), and each result is one wide packet with all G sums: rows of
+    WIDE_WORDS words come back."""
 
     def __init__(
         self,
@@ -233,14 +248,27 @@ class ReduceStream:
         stats: TransferStats,
         transmit: Callable[[bytes], bool],
         now: float,
+        fmt: int = FMT_INT32,
     ) -> None:
         if job.nslots < 1:
             raise ValueError("a job needs at least one slot")
+        if fmt not in WIDE_OF:
+            raise ValueError(f"a worker sends int32 lanes or a packed format, not format {fmt}")
+        self.groups = GROUPS[fmt]
+        if job.nslots % self.groups or first_chunk % self.groups:
+            raise ValueError(
+                f"format {fmt} packs {self.groups} chunks per packet: the slots ({job.nslots}) and the first "
+                f"chunk number ({first_chunk}) must be multiples of {self.groups}"
+            )
+        self.units = job.nslots // self.groups  # packets in flight that the slots allow
         self.space = chunk_space(job.nslots)
         self.job, self.lanes, self.kind, self.first = job, lanes, kind, first_chunk % self.space
+        self.fmt, self.reply_fmt = fmt, WIDE_OF[fmt]
+        self.reply_len = packet_len(self.reply_fmt)
         self.timing, self.stats, self.transmit = timing, stats, transmit
         self.total = lanes.shape[0]
-        self.result = np.zeros_like(lanes, dtype=np.uint32)
+        words = INC_LANES if self.groups == 1 else WIDE_WORDS
+        self.result = np.zeros((self.total, words), dtype=np.uint32)
         self.done = np.zeros(self.total, dtype=bool)
         self.remaining = self.total
         self.inflight: dict[int, _InFlight] = {}
@@ -253,25 +281,34 @@ class ReduceStream:
         return self.remaining == 0
 
     def _send(self, index: int, retransmit: bool) -> bool:
-        chunk = (self.first + index) % self.space
+        chunk = (self.first + self.groups * index) % self.space
         slot, copy = slot_of(chunk, self.job.nslots)
         flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
         header = IncHeader(
-            self.job.tenant, self.job.round, slot, chunk, kind=self.kind, flags=flags, epoch=self.job.epoch
+            self.job.tenant,
+            self.job.round,
+            slot,
+            chunk,
+            kind=self.kind,
+            flags=flags,
+            epoch=self.job.epoch,
+            format=self.fmt,
         )
-        if not self.transmit(encode(header, self.lanes[index])):
+        payload = encode(header, self.lanes[index])
+        if not self.transmit(payload):
             return False
         self.stats.packets_sent += 1
+        self.stats.bytes_sent += len(payload) + FRAME_OVERHEAD
         if retransmit:
             self.stats.retransmissions += 1
         return True
 
     def pump(self, now: float) -> None:
         job, window, rto_now = self.job, self.timing.window, self.timing.rtt.rto
-        # a slot is free once the chunk nslots before it is done
+        # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
         while self.next_index < self.total and len(self.inflight) < window.size:
             i = self.next_index
-            if i >= job.nslots and not self.done[i - job.nslots]:
+            if i >= self.units and not self.done[i - self.units]:
                 break
             if not self._send(i, retransmit=False):
                 return  # the transport is full: the rest goes out on a later pass
@@ -296,7 +333,8 @@ class ReduceStream:
     def receive(self, payload: bytes | memoryview, source: tuple[str, int], now: float) -> bool:
         """Take one datagram; True when it was a new result of this stream."""
         job = self.job
-        if len(payload) != PACKET_LEN or source != self.source:
+        self.stats.bytes_received += len(payload) + FRAME_OVERHEAD
+        if len(payload) != self.reply_len or source != self.source:
             self.stats.rejected += 1
             return False
         try:
@@ -307,10 +345,12 @@ class ReduceStream:
         if not header.flags & F_RESULT or header.tenant != job.tenant or header.epoch != job.epoch:
             self.stats.rejected += 1
             return False
-        index = (header.chunk - self.first) % self.space if header.chunk < self.space else -1
+        ahead = (header.chunk - self.first) % self.space if header.chunk < self.space else -1
+        index = ahead // self.groups if ahead % self.groups == 0 else -1
         if (
             header.round != job.round
             or header.kind != self.kind
+            or header.format != self.reply_fmt
             or not 0 <= index < self.total
             or self.done[index]
         ):
@@ -341,7 +381,7 @@ class ReduceStream:
     def check_stall(self, now: float) -> None:
         job = self.job
         if now - self.last_progress > job.stall_timeout_s:
-            missing = sorted(self.inflight)[:8]
+            missing = [self.groups * i for i in sorted(self.inflight)[:8]]
             raise IncTimeoutError(
                 f"tenant {job.tenant}: no result for {now - self.last_progress:.1f} s; {self.remaining} of "
                 f"{self.total} chunks missing (first: {[(self.first + i) % self.space for i in missing]}); a "
@@ -414,10 +454,15 @@ class IncWorker:
         mode "int32": exact; the input must be integers that fit in int32 (wrap-around only where the sum
         overflows). "float32": fixed point with per-block exponents (error per element at most
         workers * 2**-(shift+1) of its block; see edge.formats); inf and NaN propagate as IEEE addition
-        would, without disturbing the block's other values. With `masks` (edge.secure) every sum travels
-        masked, and the result is the same."""
+        would, without disturbing the block's other values. "int8" / "int4": exact sums (int32) of narrow
+        integers, packed 4 / 8 to a word towards the switch (edge.lowprec). With `masks` (edge.secure) every
+        sum travels masked, and the result is the same (narrow inputs then travel as int32 lanes: masks
+        mod 2^32 cancel only in full-width sums)."""
         reduce = self.reduce_lanes if masks is None else masked(self.reduce_lanes, masks)
-        return formats.allreduce_with(reduce, values, mode, self.job.workers)
+        groups = 1 if masks is not None else max(g for g in (8, 4, 1) if self.job.nslots % g == 0)
+        if mode in ("int8", "int4", "mxint8") and groups == 1:
+            self.stats.unpacked_calls += 1
+        return formats.allreduce_with(reduce, values, mode, self.job.workers, max_groups=groups)
 
     # --- the streaming engine -------------------------------------------------------------------------
 
@@ -428,13 +473,22 @@ class IncWorker:
             return False
         return True
 
-    def reduce_lanes(self, lanes: np.ndarray, kind: int) -> np.ndarray:
-        """Reduce rows of 64 uint32 lanes over all workers; returns the reduced rows."""
+    def reduce_lanes(self, lanes: np.ndarray, kind: int, fmt: int = FMT_INT32) -> np.ndarray:
+        """Reduce rows of 64 uint32 lanes over all workers; returns the reduced rows. In a packed format
+        each row carries several chunks and comes back as one wide row (ReduceStream)."""
+        groups = GROUPS[fmt]
+        gap = -self.next_chunk % groups
+        if gap:
+            # A packed packet starts at a multiple of G. The chunk numbers up to there are not skipped but
+            # sent (as zeros): a cell may be reused only once every worker has the result of its previous
+            # chunk, which the results of the chunks in between prove (docs/protocol.md).
+            self.reduce_lanes(np.zeros((gap, INC_LANES), dtype=np.uint32), KIND_SUM)
         started = time.monotonic()
+        first = self.next_chunk
         stream = ReduceStream(
-            self.job, lanes, kind, self.next_chunk, self.timing, self.stats, self._transmit, started
+            self.job, lanes, kind, first, self.timing, self.stats, self._transmit, started, fmt
         )
-        self.next_chunk = (self.next_chunk + lanes.shape[0]) % stream.space
+        self.next_chunk = (first + groups * lanes.shape[0]) % stream.space
         buf = bytearray(2048)
         stream.pump(started)
         while not stream.finished:

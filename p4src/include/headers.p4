@@ -46,6 +46,17 @@ const bit<8>  INC_VERSION   = 2;
 const int     INC_LANES     = 64;     /* int32 values per packet */
 const bit<16> INC_UDP_LENGTH  = 288;  /* UDP header 8 + INC header 24 + 64 x 4 */
 const bit<16> INC_IPV4_LENGTH = 308;  /* IPv4 header 20 + INC_UDP_LENGTH */
+const bit<16> INC_WIDE_UDP_LENGTH  = 1056;  /* UDP header 8 + INC header 24 + 4 x 64 x 4 */
+const bit<16> INC_WIDE_IPV4_LENGTH = 1076;  /* IPv4 header 20 + INC_WIDE_UDP_LENGTH */
+
+/* format: how the values are laid out (docs/protocol.md, "Packed and wide formats"). A packed packet
+   (workers to their switch) carries G consecutive chunks in the 64 words of `values`; the first switch
+   widens it into its 32-bit cells, and what leaves a switch is wide: all G chunks in one packet. */
+const bit<8>  INC_FMT_INT32  = 0;     /* 64 x int32 in `values` */
+const bit<8>  INC_FMT_INT8   = 1;     /* packed: 4 chunks, word i holds lane i of chunks 0..3 as int8 */
+const bit<8>  INC_FMT_INT4   = 2;     /* packed: 8 chunks, word i holds lane i of chunks 0..7 as int4 */
+const bit<8>  INC_FMT_WIDE32 = 3;     /* wide: 4 chunks of 64 x int32 in values, values1..3 */
+const bit<8>  INC_FMT_WIDE16 = 4;     /* wide: 8 chunks of 64 x int16, two chunks per 64-word header */
 
 /* Results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t (1 <= t <= INC_MAX_TENANT); only the
    switches send there (forwarding drops routed packets to those ports). */
@@ -73,7 +84,7 @@ header inc_h {
     bit<32> chunk;      /* chunk sequence number; compared as serial numbers (mod 2^32) */
     bit<32> epoch;      /* the job's generation: random, set by the controller; must match */
     bit<8>  exponent;   /* block exponent of float32 data (informational at the switch) */
-    bit<8>  reserved0;
+    bit<8>  format;     /* INC_FMT_*: int32 lanes, packed int8 / int4, or their wide sums */
     bit<16> reserved1;
 }
 
@@ -103,6 +114,9 @@ struct headers_t {
     udp_h        udp;
     inc_h        inc;
     inc_values_h values;
+    inc_values_h values1;  /* only in wide packets: chunks 1..3 (wide32) or 2..7 (wide16) */
+    inc_values_h values2;
+    inc_values_h values3;
 }
 
 struct inc_metadata_t {
@@ -114,6 +128,7 @@ struct inc_metadata_t {
     bit<16> mcast_grp;   /* children of this switch in the tree */
     bit<8>  child;       /* index of the ingress port among the children */
     bit<32> index;       /* register index: base + 2 * slot + version */
+    bit<32> groups;      /* chunks in this packet: 1, or 4 / 8 for the packed and wide formats */
     bit<32> epoch;       /* the job generation the tenant entry expects */
     bit<32> switch_ip;   /* this switch's INC address: the source of aggregates sent to the parent */
 }

@@ -83,13 +83,20 @@ class SimWorker:
     switch: str
     port: int
     job: IncJob
-    calls: list[np.ndarray]  # the lane arrays of its successive reduce_lanes calls
+    # the lane arrays of its successive reduce_lanes calls; (rows, fmt) for a packed format
+    calls: list[np.ndarray | tuple[np.ndarray, int]]
     results: list[np.ndarray] = field(default_factory=list)
     stream: ReduceStream | None = None
     next_chunk: int = 0
     stats: TransferStats = field(default_factory=TransferStats)
     timer: int = 0  # generation of the pending wake-up (older ones are ignored)
     timing: PathTiming | None = None
+    padding: set[int] = field(default_factory=set)  # calls inserted to align a packed call (see _step)
+
+    @property
+    def answers(self) -> list[np.ndarray]:
+        """The results of the calls it was given (without the padding calls)."""
+        return [r for i, r in enumerate(self.results) if i not in self.padding]
 
 
 class SimNetwork:
@@ -213,11 +220,25 @@ class SimNetwork:
             if w.stream is None:
                 if len(w.results) == len(w.calls):
                     return
-                lanes = w.calls[len(w.results)]
+                call = w.calls[len(w.results)]
+                lanes, fmt = call if isinstance(call, tuple) else (call, P.FMT_INT32)
+                gap = -w.next_chunk % P.GROUPS[fmt]
+                if gap:  # as IncWorker.reduce_lanes: the chunk numbers up to a packed call's start are sent
+                    w.calls.insert(len(w.results), np.zeros((gap, P.INC_LANES), dtype=np.uint32))
+                    w.padding.add(len(w.results))
+                    lanes, fmt = w.calls[len(w.results)], P.FMT_INT32
                 w.stream = ReduceStream(
-                    w.job, lanes, P.KIND_SUM, w.next_chunk, w.timing, w.stats, self._transmit(w), self.now
+                    w.job,
+                    lanes,
+                    P.KIND_SUM,
+                    w.next_chunk,
+                    w.timing,
+                    w.stats,
+                    self._transmit(w),
+                    self.now,
+                    fmt,
                 )
-                w.next_chunk = (w.next_chunk + lanes.shape[0]) % w.stream.space
+                w.next_chunk = (w.next_chunk + P.GROUPS[fmt] * lanes.shape[0]) % w.stream.space
             w.stream.pump(self.now)
             w.stream.check_stall(self.now)
             if not w.stream.finished:
