@@ -154,7 +154,9 @@ def decode(data: bytes | memoryview) -> tuple[IncHeader, np.ndarray]:
     """Header and values (uint32 words) of an INC payload; raises MalformedPacket on a bad packet (one INC
     packet is exactly PACKET_LEN bytes, or WIDE_PACKET_LEN in a wide format)."""
     if len(data) not in (PACKET_LEN, WIDE_PACKET_LEN):
-        raise MalformedPacket(f"an INC packet is {PACKET_LEN} bytes ({WIDE_PACKET_LEN} wide), got {len(data)}")
+        raise MalformedPacket(
+            f"an INC packet is {PACKET_LEN} bytes ({WIDE_PACKET_LEN} wide), got {len(data)}"
+        )
     header = IncHeader.unpack(data)
     if header.version != INC_VERSION:
         raise MalformedPacket(f"INC version {header.version}, expected {INC_VERSION}")
