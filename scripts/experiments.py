@@ -324,8 +324,9 @@ def rep_train(doc: dict) -> list[str]:
             r.get("final_accuracy"),
             r.get("seconds"),
             r.get("comm_seconds"),
-            r.get("comm_share"),
             r.get("time_to_target_s"),
+            r.get("bound_step_s"),
+            r.get("comm_step_times_bound"),
             r.get("ok"),
         ]
         for r in doc.get("runs", [])
@@ -342,12 +343,20 @@ def rep_train(doc: dict) -> list[str]:
             "final accuracy",
             "seconds",
             "communicating (s)",
-            "comm share",
             "time to target (s)",
+            "bound per step (s)",
+            "step's allreduce / bound",
             "ok",
         ],
         rows,
     )
+    extra = {
+        k: doc[k]
+        for k in ("same_accuracy", "accuracy_spread", "best_host", "time_to_target_speedup_vs_best_host")
+        if k in doc
+    }
+    if extra:
+        lines += ["", "; ".join(f"{k}: {_fmt(v)}" for k, v in extra.items())]
     curves = doc.get("curves") or {}
     for name, c in (curves.get("against_reference") or {}).items():
         lines.append("")
@@ -356,7 +365,8 @@ def rep_train(doc: dict) -> list[str]:
             + (
                 "identical curve, step by step"
                 if c.get("identical")
-                else f"largest loss difference {_fmt(c.get('max_loss_diff'))}, accuracy {_fmt(c.get('max_accuracy_diff'))}: {c.get('why')}"
+                else f"largest loss difference {_fmt(c.get('max_loss_diff'))}, accuracy "
+                f"{_fmt(c.get('max_accuracy_diff'))}: {c.get('why')}"
             )
         )
     return lines
