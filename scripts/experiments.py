@@ -229,6 +229,10 @@ def experiments() -> list[Experiment]:
     ]
 
 
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def log(msg: str) -> None:
     print(f"[experiments] {msg}", file=sys.stderr, flush=True)
 
@@ -278,7 +282,7 @@ def run_one(exp: Experiment, index: int, total: int) -> dict:
     if status != "ok" and result is not None:
         status += " (with results)"
     log(
-        f"    {status} after {seconds:.0f} s; output {OUT.relative_to(ROOT)}/{exp.name}.json, log {exp.name}.log"
+        f"    {status} after {seconds:.0f} s; output {_rel(OUT)}/{exp.name}.json, log {exp.name}.log"
     )
     return {**record, "status": status, "seconds": round(seconds, 1), "has_json": result is not None}
 
@@ -499,7 +503,7 @@ def write_report(index: list[dict]) -> None:
                 lines += FORMATTERS.get(rec["name"], rep_generic)(doc)
                 lines.append("")
     REPORT.write_text("\n".join(lines).rstrip() + "\n")
-    log(f"report written to {REPORT.relative_to(ROOT)}")
+    log(f"report written to {_rel(REPORT)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -525,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         log(
             f"{len(exps)} experiments, about {sum(e.estimate_s for e in exps) / 60:.0f} minutes; outputs in "
-            f"{OUT.relative_to(ROOT)}/"
+            f"{_rel(OUT)}/"
         )
         for i, exp in enumerate(exps, 1):
             previous[exp.name] = run_one(exp, i, len(exps))
