@@ -22,7 +22,7 @@ from edge.training.model import Mlp
 
 @dataclass(frozen=True)
 class TrainConfig:
-    steps: int = 60
+    steps: int = 30
     batch: int = 16  # per worker and step
     lr: float = 0.5
     hidden: int = 32

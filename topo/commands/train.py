@@ -31,12 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--strategy",
         type=_strategies,
-        default=["ring", "hierarchical", "core-tree"],
+        default=["ring", "hierarchical", "mpi", "core-tree"],
         help="comma-separated strategies, each run in turn: ring, hierarchical, mpi (OpenMPI's "
-        "MPI_Allreduce), core-tree (default ring,hierarchical,core-tree; edge-cliques is refused with the "
-        "reason while it cannot run)",
+        "MPI_Allreduce), core-tree (default: all four; edge-cliques is refused with the reason while it "
+        "cannot run)",
     )
-    p.add_argument("--steps", type=int, default=40, help="training steps per run (default 40)")
+    p.add_argument("--steps", type=int, default=30, help="training steps per run (default 30)")
     p.add_argument("--batch", type=int, default=16, help="examples per worker and step (default 16)")
     p.add_argument("--lr", type=float, default=0.5, help="learning rate of SGD (default 0.5)")
     p.add_argument("--hidden", type=int, default=32, help="hidden units (default 32: 2,410 parameters)")
