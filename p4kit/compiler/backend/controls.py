@@ -408,6 +408,10 @@ class ControlLowering:
         if not isinstance(inst, InstanceLoc) or not isinstance(inst.decl, ast.ControlDecl):
             raise unsupported("apply() of this control instance", mce)
         decl: ast.ControlDecl = inst.decl
+        if decl.type_params:
+            raise unsupported(
+                f"a control with type parameters ({decl.name}<{', '.join(decl.type_params)}>)", mce
+            )
         if inst.inner is None:
             inst.inner = Scope(parent=inst.scope, prefix=inst.name)
             bind_ctor_params(self.ctx, decl.ctor_params, inst.ctor_args, inst.inner, inst.scope)

@@ -58,6 +58,25 @@ class Frame:
     kill: JSON | None = None
     dead: bool = False
     copy_out: list[tuple[Loc, Loc]] = field(default_factory=list)  # (argument, copy) of aliased params
+    type_bindings: dict[str, T.Type] = field(default_factory=dict)  # a generic function's type arguments
+
+
+def subst_type(t: T.Type, b: dict[str, T.Type]) -> T.Type:
+    """`t` with the type variables named in `b` replaced (a generic function's locals and parameters
+    get the types of the call being inlined, as p4c's SpecializeGenericFunctions gives them)."""
+    if not b:
+        return t
+    if isinstance(t, T.TypeVar):
+        return b.get(t.name, t)
+    if isinstance(t, T.HeaderStackType):
+        return T.HeaderStackType(subst_type(t.elem, b), t.size)
+    if isinstance(t, T.TupleType):
+        return T.TupleType([subst_type(e, b) for e in t.elems])
+    if isinstance(t, T.StructLikeType) and t.type_args:
+        args = tuple(subst_type(a, b) for a in t.type_args)
+        fields = [T.StructField(f.name, subst_type(f.type, b), f.annotations) for f in t.fields]
+        return type(t)(t.name, fields, t.decl, args)
+    return t
 
 
 def local_variables(node: Any) -> list[ast.VariableDecl]:
@@ -239,11 +258,17 @@ class StmtLowering:
         else:
             raise unsupported(f"{type(s).__name__} inside an action", s)
 
+    def concrete(self, t: T.Type) -> T.Type:
+        """`t` with the type arguments of the generic functions being inlined filled in."""
+        for f in reversed(self.frames):
+            t = subst_type(t, f.type_bindings)
+        return t
+
     def declare(self, d: ast.VariableDecl) -> Loc:
         assert d.type is not None
         loc = self.scope.lookup(d)
         if loc is None:
-            loc = self.ctx.layout.materialize(self._local_name(d.name), d.type)
+            loc = self.ctx.layout.materialize(self._local_name(d.name), self.concrete(d.type))
             self.scope.bind(d, loc)
         if d.init is not None:
             self.assign(loc, d.init, d)
@@ -463,7 +488,9 @@ class StmtLowering:
         for d in local_variables(body):
             if self.scope.lookup(d) is None:
                 assert d.type is not None
-                self.scope.bind(d, self.ctx.layout.materialize(self._local_name(d.name), d.type))
+                self.scope.bind(
+                    d, self.ctx.layout.materialize(self._local_name(d.name), self.concrete(d.type))
+                )
 
     def assign_fields(self, dst: Loc, src: ast.StructExpression | ast.ListExpression, node: ast.Node) -> None:
         """`x = {a, b}` / `x = T {f = a}`: field by field (a header also becomes valid, as in P4)."""
@@ -559,7 +586,7 @@ class StmtLowering:
     def eval_call(self, e: Any) -> Loc:
         """A call (or a table's apply result) used as a value: evaluated into a temporary first."""
         if isinstance(e, ast.MethodCallExpression) and e.call is not None:
-            t = e.type or T.VoidType()
+            t = self.concrete(e.type or T.VoidType())
             if e.call.kind == "builtin" and e.call.name == "isValid":
                 return ValueLoc(V.b2d(self.ex.cond(e)), T.BitsType(1))
             if e.call.kind in ("function", "extern_function", "extern_method"):
@@ -596,26 +623,34 @@ class StmtLowering:
         """Bind a callee's parameters: out/inout to the argument's storage (or, for the indices in
         `copies`, to a copy made now and copied back by `frame`'s copy-out), in/directionless to a
         value (constants directly, anything else copied into a temporary first: copy-in semantics)."""
+        bindings = dict(frame.type_bindings) if frame is not None else {}
+
+        def typed(t: T.Type | None) -> T.Type | None:
+            return self.concrete(subst_type(t, bindings)) if t is not None else None
+
         for i, p in enumerate(params):
             a = c.args[i] if i < len(c.args) else None
+            ptype = typed(p.type)
             if a is None:
                 a = p.default
             if a is None:
                 if p.direction == "out":
-                    scope.bind(p, self.ctx.layout.materialize(f"{p.name}_0", p.type or T.BitsType(1)))
+                    scope.bind(p, self.ctx.layout.materialize(f"{p.name}_0", ptype or T.BitsType(1)))
                     continue
                 raise unsupported(f"missing argument for {p.name}", node)
             if p.direction in ("out", "inout"):
                 target = self.ex.loc(a)
                 if i in copies and frame is not None:
-                    tmp = self.ctx.layout.materialize(f"{p.name}_copy", p.type or a.type or T.BitsType(1))
+                    tmp = self.ctx.layout.materialize(
+                        f"{p.name}_copy", ptype or typed(a.type) or T.BitsType(1)
+                    )
                     if p.direction == "inout":
                         self.copy(tmp, target, node)
                     frame.copy_out.append((target, tmp))
                     target = tmp
                 scope.bind(p, target)
                 continue
-            pt = p.type or a.type or T.IntType()
+            pt = ptype or typed(a.type) or T.IntType()
             if a.const_value is not None or (
                 isinstance(a, ast.Member) and a.kind in ("enum_member", "error_member")
             ):
@@ -646,7 +681,7 @@ class StmtLowering:
         if not isinstance(decl, (ast.ActionDecl, ast.FunctionDecl)):
             raise unsupported("a call to this kind of declaration", node)
         callee_scope = self.scope.child()
-        frame = Frame(result=result)
+        frame = Frame(result=result, type_bindings=dict(getattr(c, "type_bindings", None) or {}))
         self.bind_params(decl.params, c, node, callee_scope, params_to_copy(decl, c.args), frame)
         saved = self.scope
         self.scope = callee_scope

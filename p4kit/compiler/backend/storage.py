@@ -199,8 +199,20 @@ class Layout:
     header_type_of: dict[int, str] = field(default_factory=dict)  # id(HeaderType) -> JSON type name
     scalar_names: set[str] = field(default_factory=set)
 
+    def _type_key(self, t: T.StructLikeType) -> Any:
+        """One JSON header type per declaration, and per type arguments of a generic one."""
+        base = id(t.decl) if t.decl is not None else id(t)
+        return (base, tuple(str(a) for a in t.type_args)) if t.type_args else base
+
+    def _type_name(self, t: T.StructLikeType) -> str:
+        """The name asked for: the declaration's; a specialisation of a generic type gets the
+        declaration's name with `_0`, `_1`, ... (p4c's SpecializeGenericTypes names them so)."""
+        if t.type_args:
+            self.out.header_type_names.reserve(t.name)
+        return t.name
+
     def header_type_name(self, t: T.StructLikeType) -> str:
-        key = id(t.decl) if t.decl is not None else id(t)
+        key = self._type_key(t)
         if key in self.header_type_of:
             return self.header_type_of[key]
         fields: list[list[Any]] = []
@@ -214,20 +226,20 @@ class Layout:
                 assert isinstance(vt, T.VarbitType)
                 fixed = sum(bits(g.type) for g in t.fields if g is not f)
                 extra["max_length"] = (fixed + vt.max_width + 7) // 8
-        name = self.out.add_header_type(str(t), fields, **extra)
+        name = self.out.add_header_type(self._type_name(t), fields, **extra)
         self.header_type_of[key] = name
         return name
 
     def metadata_type_name(self, t: T.StructType) -> str:
         """A struct nested in metadata becomes a metadata header; p4c pads it to whole bytes."""
-        key = id(t.decl) if t.decl is not None else id(t)
+        key = self._type_key(t)
         if key in self.header_type_of:
             return self.header_type_of[key]
         fields: list[list[Any]] = [[f.name, field_width(f.type), is_signed(f.type)] for f in t.fields]
         total = sum(int(f[1]) for f in fields)
         if total % 8:
             fields.append(["_padding", 8 - total % 8, False])
-        name = self.out.add_header_type(t.name, fields)
+        name = self.out.add_header_type(self._type_name(t), fields)
         self.header_type_of[key] = name
         return name
 
