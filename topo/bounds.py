@@ -13,10 +13,11 @@ traffic within a site is free.
   down, as one frame of FRAME_LEN bytes, and each worker's access link once in each direction; the
   busiest directed link carries tenants x chunks frames. Latency: the tree's slowest root-to-leaf round
   trip. float32 runs the exponent agreement first: one more round trip and its chunks.
-- flat ring (reduce-scatter + allgather over n workers in rank order): 2(n-1) synchronous steps, each
-  moving V/n bytes along every ring edge; a step takes at least the slowest ring edge's one-way delay
-  plus the busiest link's share of that step's bytes. Behind access links each worker sends and
-  receives 2(n-1)V/n through its own: the host algorithms' access-limited cost.
+- flat ring (reduce-scatter + allgather over n workers in rank order): 2(n-1) steps, each moving a
+  block of V/n bytes along every ring edge; a rank's step waits for its predecessor's previous one, so
+  every result depends on a chain of 2(n-1) consecutive ring edges, each at least its one-way delay
+  plus the block through its slowest link: the bound is the longest such chain. Behind access links
+  each worker sends and receives 2(n-1)V/n through its own: the host algorithms' access-limited cost.
 - parameter server (rank 0): every worker pushes V to the server and pulls V back: two phases, each at
   least the farthest worker's one-way delay plus the busiest link's bytes (behind access links the
   server's own carries (n-1)V each way).
@@ -44,7 +45,7 @@ from itertools import pairwise
 from controller import graph
 from controller.fabric import Fabric
 from controller.inc.trees import Tree
-from edge.protocol import FRAME_LEN, INC_LANES
+from edge.protocol import FRAME_LEN, INC_LANES, WIDE_FRAME_LEN
 from topo import addressing
 from topo.wan import Wan
 
@@ -102,9 +103,12 @@ def inc_bound_s(wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: 
     """Tenants share the switches and links; `trees` holds each tenant's tree."""
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
+    frame = FRAME_LEN
     phases = [chunks]
     if mode == "float32":  # exponents and special flags, one entry per block each, 64 to a packet
         phases.insert(0, -(-2 * chunks // INC_LANES))
+    if mode in ("int8", "int4"):  # 4 or 8 chunks per packet; what leaves a switch is one wide frame
+        phases, frame = [-(-chunks // (4 if mode == "int8" else 8))], WIDE_FRAME_LEN
     load: Counter = Counter()
     for tree in trees:
         for node in tree.nodes.values():
@@ -117,7 +121,7 @@ def inc_bound_s(wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: 
                         load[(child.name, node.switch)] += 1
                         load[(node.switch, child.name)] += 1
     rtt = max(t.max_rtt_ms for t in trees) / 1000.0
-    per_frame = _busiest(Counter({k: v * FRAME_LEN for k, v in load.items()}), rates)
+    per_frame = _busiest(Counter({k: v * frame for k, v in load.items()}), rates)
     return sum(n * per_frame + rtt for n in phases) if load else len(phases) * rtt
 
 
@@ -126,14 +130,15 @@ def ring_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], bytes_per_worker: i
     if n < 2:
         return 0.0
     rates, delay = _rates_bps(wan, fabric), _one_way_s(wan)
-    load: Counter = Counter()
-    slowest = 0.0
+    block = math.ceil(bytes_per_worker / n)
+    # a step of ring edge i -> i+1: its one-way delay plus its block through its slowest link
+    edge = []
     for i in range(n):
         path = _host_path(wan, fabric, hosts[i], hosts[(i + 1) % n])
-        slowest = max(slowest, _delay(path, delay))
-        for link in path:
-            load[link] += math.ceil(bytes_per_worker / n)
-    return 2 * (n - 1) * (slowest + _busiest(load, rates))
+        edge.append(_delay(path, delay) + max((8.0 * block / rates[link] for link in path), default=0.0))
+    # a block's last step depends on the one before it at the previous rank: 2(n-1) consecutive edges
+    steps = 2 * (n - 1)
+    return max(sum(edge[(s + k) % n] for k in range(steps)) for s in range(n))
 
 
 def ps_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], bytes_per_worker: int) -> float:

@@ -92,3 +92,16 @@ def test_the_traffic_bound_of_measured_bytes(triangle) -> None:  # type: ignore[
     # A sends 2,000 bytes to B and 1,000 to C, C sends 3,000 to A: the busiest link (C->A) 3 ms, 50 ms
     sent = [[0, 2000, 1000], [0, 0, 0], [3000, 0, 0]]
     assert bounds.traffic_bound_s(wan, fabric, hosts, sent) == pytest.approx(0.05 + 0.003)
+
+
+def test_a_ring_bound_follows_the_chain_of_consecutive_edges() -> None:
+    # A-B and B-C 100 ms, C-A 150 ms: one-way 50, 50 and 75 ms; 4 steps chain 4 consecutive edges,
+    # the longest C->A, A->B, B->C, C->A (250 ms), not 4 times the slowest edge (300 ms)
+    wan = Wan(
+        [Site("A"), Site("B"), Site("C")],
+        [Link("A", "B", 100, 8), Link("B", "C", 100, 8), Link("A", "C", 150, 8)],
+        1,
+    )
+    fabric = addressing.fabric(wan)
+    hosts = [h.name for sw in fabric.switches for h in sw.hosts if h.role == "worker"]
+    assert bounds.ring_bound_s(wan, fabric, hosts, 3000) == pytest.approx(0.25 + 4 * 0.001)
