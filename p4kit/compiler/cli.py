@@ -59,8 +59,9 @@ examples:
 
 output:
   Without -o, p4c-bm2-ss writes no JSON at all; p4kit-p4c instead writes PROGRAM.json (the program's
-  base name) into the current directory, as the `p4c` driver does. Nothing is written when the
-  program has an error.
+  base name) into the current directory, as the `p4c` driver does; `-o DIR` (an existing directory,
+  or a name ending in /) writes DIR/PROGRAM.json, as `p4c --target bmv2 -o DIR` does. Nothing is
+  written when the program has an error.
 
 exit status:
   0 success, 1 error in the program or the command line, 2 internal compiler error (a p4kit bug;
@@ -123,7 +124,12 @@ def _build_parser() -> _Parser:
         help="define a macro (repeatable)",
     )
     g = p.add_argument_group("outputs")
-    g.add_argument("-o", dest="output", metavar="OUT.json", help="write the BMv2 JSON to OUT.json")
+    g.add_argument(
+        "-o",
+        dest="output",
+        metavar="OUT.json",
+        help="write the BMv2 JSON to OUT.json (or into the directory OUT/)",
+    )
     g.add_argument(
         "--p4runtime-files",
         metavar="FILE[,FILE...]",
@@ -204,6 +210,10 @@ def _check_args(ns: argparse.Namespace) -> Options:
         what = "is a directory" if program.is_dir() else "No such file or directory"
         raise CompileError(f"{program}: {what}")
     output = Path(ns.output) if ns.output else Path.cwd() / (program.stem + ".json")
+    if ns.output and (output.is_dir() or ns.output.endswith(("/", "\\"))):
+        # the p4c driver's `-o build`: a directory, in which the JSON is named after the program
+        # (p4lang/tutorials' runptf.sh: `p4c --target bmv2 --arch v1model -o build solution/basic.p4`)
+        output = output / (program.stem + ".json")
 
     outs: list[tuple[Path, str]] = []
     if ns.p4runtime_file:

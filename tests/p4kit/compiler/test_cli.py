@@ -261,6 +261,22 @@ def test_default_output_is_program_name_json_in_current_dir(router: Path, tmp_pa
 
 
 @needs_driver
+def test_output_directory_gets_program_name_json(router: Path, tmp_path: Path):
+    """`p4c --target bmv2 --arch v1model -o build prog.p4` (p4lang/tutorials' runptf.sh) writes
+    build/prog.json; so does a name ending in a slash."""
+    build = tmp_path / "build"
+    build.mkdir()
+    info = build / "router.p4info.txtpb"
+    proc = run(
+        "--target", "bmv2", "--arch", "v1model", "--p4runtime-files", str(info), "-o", str(build), str(router)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((build / "router.json").read_text())["__meta__"] and info.exists()
+    proc = run("-o", str(tmp_path / "out") + "/", str(router))
+    assert proc.returncode == 1 and "out" in proc.stderr  # a directory that does not exist: no write
+
+
+@needs_driver
 def test_include_dirs_and_defines(tmp_path: Path):
     inc = tmp_path / "inc"
     inc.mkdir()
