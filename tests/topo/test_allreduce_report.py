@@ -59,3 +59,37 @@ def test_a_busy_machine_is_named_before_the_runs_own_cpu() -> None:
     inc.extra["machine_cores_busy"] = 1.9  # type: ignore[attr-defined]
     out = analyse(inc, AlgoResult("ring", 1.0, 10, True, 0.0, bound_s=0.5), chunks=10, cores=2)  # type: ignore[arg-type]
     assert out["reasons"][0].startswith("CPU: the machine's 2 cores were 95% busy")  # type: ignore[index]
+
+
+def test_the_results_table_is_the_runs_own_numbers() -> None:
+    from topo.baseline_table import table
+
+    run = {
+        "inc": {"seconds": 3.1658, "bound_s": 2.8078, "times_bound": 1.13, "exact": True},
+        "mpi": {
+            "seconds": 55.3,
+            "bound_s": 3.96,
+            "times_bound": 13.96,
+            "exact": True,
+            "algorithm": "other",
+            "bound_of": "best host bound (hierarchical)",
+            "traffic_bound_s": 6.9259,
+        },
+        "hierarchical": {
+            "seconds": 4.515,
+            "bound_s": 3.9643,
+            "times_bound": 1.14,
+            "exact": False,
+            "stats": {"max_warmup_s": 4.6957},
+        },
+        "best_host": "hierarchical",
+        "ratio_vs_best_host": 1.426,
+        "bound_ratio_vs_best_host": 1.412,
+        "goal_met": True,
+    }
+    text = table(run)
+    assert "| INC (Core-INC tree) | 3.166 | 2.808 | 1.13 | yes |" in text
+    assert "| hierarchical | 4.515 | 3.964 | 1.14 | NO | untimed warm-up 4.7 s |" in text
+    assert "its bytes alone need 6.926 s" in text
+    assert text.index("INC") < text.index("hierarchical") < text.index("MPI")
+    assert "(hierarchical): 1.426, their bounds' ratio 1.412; goal (at least 0.9 of it): met." in text
