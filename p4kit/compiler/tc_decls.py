@@ -4,6 +4,7 @@ controls, instances and tables."""
 from __future__ import annotations
 
 import contextlib
+import copy
 from typing import Any
 
 from p4kit.compiler import ast
@@ -209,12 +210,54 @@ class DeclsMixin(CheckerState):
     # ---------------------------------------------------------------------------------------------
     # Parsers and controls
 
+    def keep_generic(self, d: ast.ParserDecl | ast.ControlDecl, scope: Scope) -> None:
+        """Keep an unchecked copy of a generic parser or control, to check once per set of type
+        arguments it is instantiated with (p4c's SpecializeAll makes such copies too)."""
+        if d.type_params:
+            pristine = self.__dict__.setdefault("_generic_decls", {})
+            pristine.setdefault(id(d), (copy.deepcopy(d), scope))
+
+    def specialized(self, t: T.ParserType | T.ControlType, ref: Any, info: ast.CallInfo) -> T.Type | None:
+        """The type of a copy of generic parser/control `t.decl` checked with its type arguments (from
+        `Name<args>` or inferred from the constructor arguments), or None when they are not known."""
+        decl = t.decl
+        names = list(getattr(decl, "type_params", []) or [])
+        kept = self.__dict__.get("_generic_decls", {}).get(id(decl))
+        if not names or kept is None:
+            return None
+        if isinstance(ref, ast.SpecializedTypeRef) and len(ref.args) == len(names):
+            args = [a.resolved for a in ref.args]
+        else:
+            args = [info.type_bindings.get(n) for n in names]
+        if any(a is None or self.has_typevars(a) for a in args):
+            return None
+        cache = self.__dict__.setdefault("_specialized", {})
+        key = (id(decl), tuple(str(a) for a in args))
+        if key not in cache:
+            pristine, home = kept
+            clone = copy.deepcopy(pristine)
+            clone.type_params = []
+            sc = Scope(home, "generic", clone)
+            for n, a in zip(names, args, strict=True):
+                alias = ast.TypedefDecl(n, ast.PrimTypeRef("_", loc=clone.loc), loc=clone.loc)
+                alias.type = a
+                sc.declare(n, alias, clone.loc)
+            if isinstance(clone, ast.ParserDecl):
+                self.parser_decl(clone, sc)
+            else:
+                self.control_decl(clone, sc)
+            cache[key] = clone.type
+        return cache[key]
+
     def parser_decl(self, d: ast.ParserDecl, scope: Scope) -> None:
+        self.keep_generic(d, scope)
         gs = self.generic_scope(scope, d.type_params, d)
         params = self.params(d.params, gs)
         ctor = self.params(d.ctor_params, gs)
         d.type = T.ParserType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
+        if d.type_params:
+            return  # the body is checked in each instantiation's copy, with its types
         ps = Scope(gs, "parser", d)
         for p in [*d.params, *d.ctor_params]:
             ps.declare(p.name, p, p.loc)
@@ -313,11 +356,14 @@ class DeclsMixin(CheckerState):
         self.coerce(e, kt, what)
 
     def control_decl(self, d: ast.ControlDecl, scope: Scope) -> None:
+        self.keep_generic(d, scope)
         gs = self.generic_scope(scope, d.type_params, d)
         params = self.params(d.params, gs)
         ctor = self.params(d.ctor_params, gs)
         d.type = T.ControlType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
+        if d.type_params:
+            return  # the body is checked in each instantiation's copy, with its types
         cs = Scope(gs, "control", d)
         for p in [*d.params, *d.ctor_params]:
             cs.declare(p.name, p, p.loc)
@@ -388,6 +434,10 @@ class DeclsMixin(CheckerState):
             node.ctor_call = info
             if t.type_params and info.type_bindings:
                 t = self.subst(t, info.type_bindings)
+            if isinstance(t, (T.ParserType, T.ControlType)):
+                special = self.specialized(t, ref, info)
+                if special is not None:
+                    return self.construct(special, args, None, scope, node)  # binds the copy's params
             return t, None
         raise _err(f"cannot instantiate type {t}", node)
 
