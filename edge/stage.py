@@ -7,13 +7,18 @@ remote copy is in adds the local site's contribution (read from the site's own m
 accumulator) and hands the site's workers one result per chunk. M is a hard bound: at most M // 256
 accumulators exist at any instant.
 
-What it does when the memory is full, or a packet is lost (docs/edge-inc.md, "Recovery"): the arrival is
-dropped and counted, and the stage repairs it itself by asking the sender for the chunk again (a NACK,
-unicast). Streams are sent in chunk order, so a gap in one stream's chunk numbers shows a loss at once;
-a stream that falls silent before its end is probed after an idle time. A chunk that has no accumulator
-and is missing copies is re-fetched only when an accumulator is free and is reserved for it, so repairs
-never need more than M either. Every contribution is added at most once (a bitmap per accumulator, a
-delivered bitmap of one bit per chunk), so results are exact under loss, duplication and reordering.
+What it does when a packet is lost, or the memory is full (docs/edge-inc.md, "Recovery"): the stage
+repairs it itself by asking the sender for the chunk again (a NACK, unicast). Streams are sent in chunk
+order, so a gap in one stream's chunk numbers shows a loss at once; a stream that falls silent before
+its end is probed after an idle time. Repairs take the slow path: a chunk whose live copies have all
+passed and that waits only for repairs is moved out of the accumulators into the site's memory (as an
+FPGA card moves a partial sum to host memory over DMA), where its repaired copies are added; so a loss
+holds no accumulator for the repair's round trip, and the live streams keep M to themselves. An arrival
+that finds every accumulator taken by live chunks is refused and counted, and its chunk is re-fetched
+into the site's memory too. M bounds the accumulators at every instant; the site memory used by repairs
+is reported beside it (`spilled`, `peak_spill_chunks`). Every contribution is added at most once (a
+bitmap per entry, a delivered bitmap of one bit per chunk), so results are exact under loss, duplication
+and reordering.
 
 `EdgeStage` is the sans-IO core: it takes decoded packets and the current time and returns what to do
 (deliver a result, send a repair request); virtual time drives it in the tests (edge.stage_sim), the
@@ -94,7 +99,9 @@ class StageStats:
     foreign: int = 0  # other tenant, epoch or round, or a sender outside the clique
     malformed: int = 0
     nack_chunks: int = 0  # chunk copies requested again
-    fetches: int = 0  # accumulators reserved to re-fetch a chunk that had none
+    fetches: int = 0  # chunks with no entry re-fetched into the site's memory (after refused arrivals)
+    spilled: int = 0  # chunks moved from an accumulator to the site's memory to wait for their repairs
+    peak_spill_chunks: int = 0  # the most chunks waiting in the site's memory at once
     first_arrival_s: float | None = None
     done_s: float | None = None
 
@@ -136,7 +143,7 @@ class _Accumulator:
     count: int = 0
     nack_at: float = float("inf")
     tries: int = 0
-    fetched_live: bool = False  # reserved for a re-fetch while the streams were still live
+    spilled: bool = False  # in the site's memory (the slow path), not an accumulator
 
 
 @dataclass
@@ -172,6 +179,7 @@ class EdgeStage:
         self.local = np.ascontiguousarray(local, dtype=np.uint32)
         self.stats = StageStats(int(self.memory_bytes), self.capacity)
         self._acc = {}
+        self._spill: dict[int, _Accumulator] = {}
         self._delivered = np.zeros(plan.chunks, dtype=bool)
         self._remaining = plan.chunks
         self._index = {p: i for i, p in enumerate(plan.peers)}
@@ -186,7 +194,6 @@ class EdgeStage:
         self._fetch: list[int] = []  # chunks with no accumulator that miss copies (a heap)
         self._fetch_set: set[int] = set()
         self._nacks: dict[int, set[int]] = {}
-        self._fetched_live = 0
         self._progress = now
         self._actions: list[Action] = []
         if not plan.peers:  # a clique of one: nothing to wait for
@@ -230,13 +237,16 @@ class EdgeStage:
         if self._delivered[q]:
             self.stats.stale += 1
             return self._flush()
-        a = self._acc.get(q)
+        a = self._acc.get(q) or self._spill.get(q)
         if a is None:
-            if len(self._acc) >= self.capacity:
+            if p.retransmit:  # a repair of a chunk that has no entry: it belongs to the slow path
+                a = self._spill_new(q)
+            elif len(self._acc) >= self.capacity and not self._spill_one():
                 self.stats.drops_full += 1
                 self._want(q)
                 return self._flush()
-            a = self._take(q)
+            else:
+                a = self._take(q)
             fresh = True
         else:
             fresh = False
@@ -270,7 +280,7 @@ class EdgeStage:
                 for g in range(self._expect[i], plan.chunks):
                     self._missing(g, i, now)
                 self._expect[i] = plan.chunks
-        for a in self._acc.values():
+        for a in [*self._acc.values(), *self._spill.values()]:
             if a.nack_at <= now:
                 self._ask(a, now)
         self._refetch(now)
@@ -287,7 +297,7 @@ class EdgeStage:
         assert plan is not None
         out = dict.fromkeys(plan.peers, 0)
         for q in np.flatnonzero(~self._delivered):
-            a = self._acc.get(int(q))
+            a = self._acc.get(int(q)) or self._spill.get(int(q))
             for i, peer in enumerate(plan.peers):
                 if a is None or not a.mask & (1 << i):
                     out[peer] += 1
@@ -304,7 +314,9 @@ class EdgeStage:
             for i, h in enumerate(self._heard)
             if self._expect[i] < plan.chunks
         ]
-        times += [a.nack_at for a in self._acc.values() if a.nack_at != float("inf")]
+        times += [
+            a.nack_at for a in (*self._acc.values(), *self._spill.values()) if a.nack_at != float("inf")
+        ]
         return min(times)
 
     # --- internals ------------------------------------------------------------------------------------
@@ -316,6 +328,30 @@ class EdgeStage:
             self.stats.peak_chunks = len(self._acc)
         return a
 
+    def _spill_new(self, q: int) -> _Accumulator:
+        a = _Accumulator(q, np.zeros(LANES, dtype=np.uint32), spilled=True)
+        self._spill[q] = a
+        self.stats.peak_spill_chunks = max(self.stats.peak_spill_chunks, len(self._spill))
+        return a
+
+    def _waits_for_repairs(self, a: _Accumulator) -> bool:
+        """Every stream's live copy of a's chunk has passed: what it still misses comes as repairs."""
+        return all(a.mask & (1 << i) or e > a.chunk for i, e in enumerate(self._expect))
+
+    def _spill_one(self) -> bool:
+        """Free an accumulator by moving the oldest chunk that only waits for repairs to the site's
+        memory; False when every accumulator holds a chunk whose live copies are still coming."""
+        waiting = [a for a in self._acc.values() if self._waits_for_repairs(a)]
+        if not waiting:
+            return False
+        a = min(waiting, key=lambda x: x.chunk)
+        del self._acc[a.chunk]
+        a.spilled = True
+        self._spill[a.chunk] = a
+        self.stats.spilled += 1
+        self.stats.peak_spill_chunks = max(self.stats.peak_spill_chunks, len(self._spill))
+        return True
+
     def _want(self, q: int) -> None:
         if q not in self._fetch_set:
             self._fetch_set.add(q)
@@ -325,7 +361,7 @@ class EdgeStage:
         """Stream i's copy of chunk q will not come by itself."""
         if self._delivered[q]:
             return
-        a = self._acc.get(q)
+        a = self._acc.get(q) or self._spill.get(q)
         if a is not None:
             if not a.mask & (1 << i):
                 self.stats.gaps += 1
@@ -351,23 +387,15 @@ class EdgeStage:
             a.nack_at = float("inf")
 
     def _refetch(self, now: float) -> None:
-        """Give free accumulators to chunks that have none and miss copies, lowest chunk first. While
-        streams are still live, at most a quarter of the memory goes to re-fetches, so repairs do not
-        starve the live streams into more drops."""
-        plan = self.plan
-        assert plan is not None
-        live = any(e < plan.chunks for e in self._expect)
-        limit = max(1, self.capacity // 4) if live else self.capacity
-        while self._fetch and len(self._acc) < self.capacity and (not live or self._fetched_live < limit):
+        """Re-fetch, into the site's memory, the chunks that have no entry and miss copies (their
+        arrivals were refused while the accumulators were full of live chunks), lowest chunk first."""
+        while self._fetch:
             q = heapq.heappop(self._fetch)
             self._fetch_set.discard(q)
-            if self._delivered[q] or q in self._acc:
+            if self._delivered[q] or q in self._acc or q in self._spill:
                 continue
-            a = self._take(q)
+            a = self._spill_new(q)
             self.stats.fetches += 1
-            if live:
-                a.fetched_live = True
-                self._fetched_live += 1
             self._ask(a, now)
 
     def _complete(self, a: _Accumulator, now: float) -> None:
@@ -378,9 +406,10 @@ class EdgeStage:
             lanes = a.acc + local
         else:
             lanes = np.maximum(a.acc, local)
-        del self._acc[a.chunk]
-        if a.fetched_live:
-            self._fetched_live -= 1
+        if a.spilled:
+            del self._spill[a.chunk]
+        else:
+            del self._acc[a.chunk]
         self._mark(a.chunk, lanes, a.count + plan.local_count, now)
 
     def _deliver_local(self, q: int, now: float) -> None:

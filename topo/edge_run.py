@@ -357,7 +357,8 @@ def _judge(
             site_rounds[(sw.name, rr["round"])] = rr
     rounds_out = []
     peak = 0
-    totals = {"drops_full": 0, "nack_chunks": 0, "fetches": 0, "gaps": 0, "duplicates": 0}
+    totals = {"drops_full": 0, "nack_chunks": 0, "fetches": 0, "gaps": 0, "duplicates": 0, "spilled": 0}
+    peak_spill = 0  # the most chunks one stage's repairs held in site memory at once
     for rp in predicted:
         measured = []
         cliques = []
@@ -376,7 +377,8 @@ def _judge(
             rpeak = max(rpeak, cpeak)
             for x in rows:
                 for k in totals:
-                    totals[k] += x["stage"][k]  # type: ignore[index]
+                    totals[k] += x["stage"].get(k, 0)  # type: ignore[index]
+                peak_spill = max(peak_spill, x["stage"].get("peak_spill_chunks", 0))  # type: ignore[index]
             cliques.append(
                 {
                     "members": list(c.members),
@@ -402,6 +404,7 @@ def _judge(
     measured_total = (max(dones) - start_at) if dones and not errors else None
     wan_bytes, once = _wan_bytes(running, plan, before, after, reports)
     totals["peak_memory_bytes"] = peak
+    totals["peak_spill_bytes"] = peak_spill * LANES * 4
     totals["memory_bytes"] = next((x["stage"]["memory_bytes"] for x in site_rounds.values()), 0)
     for name, s in stats.items():
         if s["no_tree"] or s["malformed"]:

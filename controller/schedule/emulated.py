@@ -107,13 +107,12 @@ def emulated_params(
 def with_loss(net: Network, params: EmulatedParams, ct: CliqueTiming) -> CliqueTiming:
     """A clique's round with random loss p per packet on every link (docs/schedule-model.md, A9).
 
-    A member's stage misses q = (k - 1) p of the copies it expects; each holds its accumulator until the
-    repair is in: the next chunk of that stream shows the gap (one gap c / r), the NACK and the re-sent
-    chunk cross the path (T0 = 2 d + 2 frames). So the stage holds r Delta + c + q (r T0 + c) on
-    average and the memory allows r = (M - c - q c) / (Delta + q T0). Repairs take the place of live
-    chunks in the senders' pacing (each sender serves k - 1 stages), so a stream takes (1 + q) S / r,
-    and the round ends one repair later with the probability that a copy among the last r T0 / c
-    chunks was lost."""
+    A member's stage misses q = (k - 1) p of the copies it expects; each is repaired by NACK over the
+    path (T0 = 2 d + 2 frames). A chunk that waits only for repairs moves from its accumulator to the
+    site's memory (edge.stage), so repairs hold no accumulator and the memory bound stays the
+    loss-free r = (M - c) / Delta. Repairs take the place of live chunks in the senders' pacing (each
+    sender serves k - 1 stages), so a stream takes (1 + q) S / r, and the round ends one repair later
+    with the probability that a copy among the last r T0 / c chunks was lost."""
     p = params.loss
     k = len(ct.members)
     q = (k - 1) * p
@@ -126,8 +125,8 @@ def with_loss(net: Network, params: EmulatedParams, ct: CliqueTiming) -> CliqueT
     for j, skew in zip(ct.members, ct.skew_s, strict=True):
         far = max(lat[i, j] for i in ct.members if i != j)
         t0[j] = 2 * far + 2 * params.frame_s
-        if M < S and k > 2:
-            cap = (M - c - q * c) / (skew + q * t0[j])
+        if M < S and k > 2 and skew > 0:  # no skew at j: its memory never binds (A6)
+            cap = (M - c) / skew
             if cap < rate:
                 rate, limit = max(cap, 0.0), f"memory@{net.names[j]}"
     if rate <= 0:

@@ -59,17 +59,20 @@ def test_one_accumulator_leaves_the_model_no_rate():
     assert rounds[0].cliques[0].rate_Bps == 0 and math.isinf(total)
 
 
-def test_loss_slows_the_memory_bound_rate_by_the_memory_awaiting_repair():
-    """A9: r = (M - c - q c) / (Delta + q T0), q = (k - 1) p, T0 = 2 max d + 2 frames."""
+def test_loss_leaves_the_memory_bound_rate_and_costs_the_repairs_share_and_tail():
+    """A9: repairs wait in the site's memory, so the memory bound stays r = (M - c) / Delta; a stream
+    takes (1 + q) S / r, q = (k - 1) p, and the round may end one repair (T0 = 2 max d + 2 frames) later."""
     lossless = emulated_params(1e6, 20e6, 10e9, 1e7)
     lossy = emulated_params(1e6, 20e6, 10e9, 1e7, loss=0.02)
     [r0], _ = predict(NET, lossless, [[("A", "B", "C")]])
     [r1], _ = predict(NET, lossy, [[("A", "B", "C")]])
     q = 2 * 0.02
+    assert r1.cliques[0].rate_Bps == pytest.approx((768 - 256) / 0.020)  # A binds
+    assert r1.cliques[0].rate_Bps == pytest.approx(r0.cliques[0].rate_Bps)
     t0_a = 2 * 0.030 + 2 * lossy.frame_s
-    want = (768 - 256 - q * 256) / (0.020 + q * t0_a)  # A binds
-    assert r1.cliques[0].rate_Bps == pytest.approx(want)
-    assert r1.cliques[0].rate_Bps < r0.cliques[0].rate_Bps and r1.time_s > r0.time_s
+    stream = (1 + q) * lossy.size_bytes / r1.cliques[0].rate_Bps
+    assert stream < r1.time_s <= stream + 0.030 + t0_a + 1e-9
+    assert r1.time_s > r0.time_s
 
 
 def test_loss_takes_its_share_of_a_bandwidth_bound_stream():
@@ -79,3 +82,15 @@ def test_loss_takes_its_share_of_a_bandwidth_bound_stream():
     assert r.cliques[0].rate_Bps == pytest.approx(lossy.payload_bps / 8 / (1 + 2 * 0.01))
     with pytest.raises(ModelError, match="loss"):
         emulated_params(1e9, 1e6, 10e9, 1e7, loss=1.5)
+
+
+def test_loss_on_a_clique_whose_streams_arrive_without_skew():
+    """Equal delays: no member's memory binds (Delta = 0), with or without loss; the stream is
+    bandwidth-bound and takes its repairs' share."""
+    lat = np.full((3, 3), 0.02)
+    np.fill_diagonal(lat, 0.0)
+    even = Network(("A", "B", "C"), lat, 1e9)
+    lossy = emulated_params(1e6, 20e6, 10e9, 1e7, loss=0.01)
+    [r], total = predict(even, lossy, [[("A", "B", "C")]])
+    assert r.cliques[0].limit == "bandwidth" and math.isfinite(total)
+    assert r.cliques[0].rate_Bps == pytest.approx(lossy.payload_bps / 8 / (1 + 2 * 0.01))

@@ -85,7 +85,8 @@ def test_exact_under_duplication_and_reordering():
 
 
 def test_memory_for_one_chunk_only_still_ends_exact_and_counts_its_drops():
-    """Far too little memory for the rate: the stage drops and re-fetches, one accumulator at a time."""
+    """Far too little memory for the rate: the stage refuses arrivals and re-fetches their chunks into the
+    site's memory, never holding more than its one accumulator."""
     vecs = vectors(3, 40, seed=6)
     res = simulate_round(SimNet(TRIANGLE), vecs, C, gap_s=0.0005)
     check_exact(res, vecs)
@@ -173,9 +174,10 @@ def test_a_silent_stream_gets_its_tail_requested_after_the_idle_time():
     acts = stage.poll(0.2)  # member 3 fell silent after chunk 0; member 2 after chunk 1
     nacks = {a.peer: a.chunks for a in acts if hasattr(a, "peer")}
     # chunk 1 has an accumulator (member 2's copy): only 3 is asked for it; chunks 2 and 3 have none:
-    # an accumulator each is reserved and both members are asked
+    # both are re-fetched into the site's memory (the repairs' slow path, no accumulator) and both
+    # members are asked
     assert nacks == {2: (2, 3), 3: (1, 2, 3)}
-    assert stage.stats.fetches == 2 and stage.occupancy == 3
+    assert stage.stats.fetches == 2 and stage.occupancy == 1 and stage.stats.peak_spill_chunks == 2
 
 
 def test_packets_of_another_round_epoch_or_sender_are_counted_and_ignored():
@@ -245,3 +247,29 @@ def test_wire_round_trip_and_refusals():
     assert [w.nack_chunks(n) for n in nacks] == [list(range(64)), list(range(64, 100))]
     r = w.decode(w.encode(w.ready_packet(1, 1, 2, 9, 1_764_000_000_123_456)))
     assert w.ready_time_us(r) == 1_764_000_000_123_456
+
+
+def test_a_lost_copy_waits_for_its_repair_in_site_memory_not_in_an_accumulator():
+    """Two accumulators, two peers: member 3's copy of chunk 0 is lost. When chunk 3 finds both
+    accumulators taken, chunk 0 (whose live copies have all passed) moves to the site's memory, so
+    chunk 3 is not refused; the repair completes chunk 0 there."""
+    stage = EdgeStage(2 * C)
+    local = np.zeros((4, w.LANES), np.uint32)
+    stage.start_round(_plan(), local, 0.0)
+    stage.on_packet(_pkt(2, 0), 0.010)
+    stage.on_packet(_pkt(2, 1), 0.011)
+    acts = stage.on_packet(_pkt(3, 1), 0.012)  # member 3 skipped chunk 0: a gap, asked for at once
+    assert any(getattr(a, "peer", None) == 3 and a.chunks == (0,) for a in acts)
+    assert [getattr(a, "chunk", None) for a in acts if hasattr(a, "lanes")] == [1]
+    stage.on_packet(_pkt(2, 2), 0.013)  # accumulators: chunk 0 (waiting for its repair) and chunk 2
+    assert stage.occupancy == 2 and stage.stats.spilled == 0
+    stage.on_packet(_pkt(2, 3), 0.014)  # full: chunk 0 moves out, chunk 3 takes its accumulator
+    assert stage.occupancy == 2 and stage.stats.spilled == 1 and stage.stats.drops_full == 0
+    stage.on_packet(_pkt(3, 2), 0.015)
+    stage.on_packet(_pkt(3, 3), 0.016)
+    assert not stage.done  # chunk 0 still owes member 3's copy
+    acts = stage.on_packet(_pkt(3, 0, flags=w.F_RETRANSMIT), 0.060)
+    [d] = [a for a in acts if hasattr(a, "lanes")]
+    assert d.chunk == 0 and np.array_equal(d.lanes, np.full(w.LANES, 5, np.uint32)) and d.count == 3
+    assert stage.done and stage.stats.drops_full == 0 and stage.stats.peak_chunks <= 2
+    assert stage.stats.peak_spill_chunks == 1
