@@ -462,13 +462,17 @@ def _add_params(out, params: list[CPParam], owner: str) -> None:
 
 
 def _add_struct_type(p4info: p4info_pb2.P4Info, name: str, fields: list[CPField]) -> None:
-    """A struct in type_info (digests name their data type); every member a bit<W>."""
+    """A struct in type_info (digests name their data type): members are bit<W>, or a serializable
+    enum named by the member's type_name (its values are in type_info.serializable_enums)."""
     struct = p4info.type_info.structs[name]
     del struct.members[:]
     for f in fields:
         member = struct.members.add()
         member.name = f.name
-        _bitstring(member.type_spec, f.bitwidth)
+        if f.type_name:
+            member.type_spec.serializable_enum.name = f.type_name
+        else:
+            _bitstring(member.type_spec, f.bitwidth)
 
 
 def build_p4info(cp: ControlPlaneModel) -> p4info_pb2.P4Info:

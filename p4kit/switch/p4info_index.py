@@ -245,6 +245,12 @@ def _struct_widths(p4info: p4info_pb2.P4Info, spec: p4types_pb2.P4DataTypeSpec) 
         widths = []
         for member in struct.members:
             m = member.type_spec
+            if m.WhichOneof("type_spec") == "serializable_enum":  # p4c names such members by type
+                enum = p4info.type_info.serializable_enums.get(m.serializable_enum.name)
+                if enum is None:
+                    return []
+                widths.append(enum.underlying_type.bitwidth)
+                continue
             if m.WhichOneof("type_spec") != "bitstring":
                 return []
             widths.append(m.bitstring.bit.bitwidth or m.bitstring.int.bitwidth)

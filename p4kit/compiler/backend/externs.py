@@ -434,6 +434,13 @@ def _digest(sl: StmtLowering, mce: ast.MethodCallExpression, c: ast.CallInfo) ->
             name = f"{name}_{lid - 1}"
         sl.ctx.out.learn_lists.append({"id": lid, "name": name, "elements": elements})
         fields = [CPField(n, w) for _, w, n in items]
+        if isinstance(t, T.StructLikeType) and len(t.fields) == len(fields):
+            # a member of a serializable enum type is named in P4Info as p4c names it
+            # (type_spec serializable_enum, and the enum in type_info)
+            from p4kit.compiler.backend.program import _ser_enum_name
+
+            for f, sf in zip(fields, t.fields, strict=True):
+                f.type_name = _ser_enum_name(sl.ctx, sf.type)
         ann = cp_annotations(t.decl.annotations) if isinstance(t, T.StructLikeType) and t.decl else []
         sl.ctx.cp.digests.append(CPDigest(name, fields, ann))
     sl.emit("generate_digest", [arg(sl.ex.value(_req(c, 0, mce))), V.hexstr(lid)], mce)
