@@ -256,8 +256,9 @@ class DeclsMixin(CheckerState):
         ctor = self.params(d.ctor_params, gs)
         d.type = T.ParserType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
-        if d.type_params:
-            return  # the body is checked in each instantiation's copy, with its types
+        self.generic_body(d, lambda: self.parser_body(d, gs))
+
+    def parser_body(self, d: ast.ParserDecl, gs: Scope) -> None:
         ps = Scope(gs, "parser", d)
         for p in [*d.params, *d.ctor_params]:
             ps.declare(p.name, p, p.loc)
@@ -362,8 +363,28 @@ class DeclsMixin(CheckerState):
         ctor = self.params(d.ctor_params, gs)
         d.type = T.ControlType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
-        if d.type_params:
-            return  # the body is checked in each instantiation's copy, with its types
+        self.generic_body(d, lambda: self.control_body(d, gs))
+
+    def generic_body(self, d: ast.ParserDecl | ast.ControlDecl, check: Any) -> None:
+        """Check a body now; for a generic parser or control, an error is kept and reported only if
+        no instantiation is checked instead (each instantiation's copy is checked with its types,
+        where, say, an extract of H is fine)."""
+        if not d.type_params:
+            check()
+            return
+        try:
+            check()
+        except CompileError as e:
+            self.__dict__.setdefault("_generic_errors", []).append((d, e))
+
+    def unused_generic_errors(self) -> None:
+        """Raise the first error of a generic parser/control body that was never instantiated."""
+        used = {k[0] for k in self.__dict__.get("_specialized", {})}
+        for d, e in self.__dict__.get("_generic_errors", []):
+            if id(d) not in used:
+                raise e
+
+    def control_body(self, d: ast.ControlDecl, gs: Scope) -> None:
         cs = Scope(gs, "control", d)
         for p in [*d.params, *d.ctor_params]:
             cs.declare(p.name, p, p.loc)

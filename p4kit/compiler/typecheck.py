@@ -38,6 +38,7 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
         p.match_kind_type = self.match_kind_type
         for d in p.decls:
             self.top_decl(d, self.globals)
+        self.unused_generic_errors()
         main = self.globals.lookup("main")
         if isinstance(main, ast.Instantiation):
             p.main = main

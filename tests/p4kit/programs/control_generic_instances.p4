@@ -1,4 +1,4 @@
-// Controls and parsers with type parameters, instantiated with type arguments (Counter<bit<8>>(),
+// Controls and parsers with type parameters, instantiated with type arguments (Put<bit<8>>(...),
 // Take<h8_t>()) or with types inferred from constructor arguments: each instantiation is checked and
 // lowered as its own copy with the arguments in place (p4c's SpecializeAll), including a table in a
 // generic control, whose key has the parameter's type and whose name comes from the instance.
@@ -7,7 +7,7 @@
 
 header h8_t { bit<8> v; }
 header h16_t { bit<16> v; }
-struct headers_t { h8_t a; h16_t b; h8_t c; }
+struct headers_t { h8_t a; h16_t b; h8_t c; h8_t olda; h16_t oldb; }
 struct meta_t { }
 
 parser Take<H>(packet_in pkt, out H h) {
@@ -17,8 +17,11 @@ parser Take<H>(packet_in pkt, out H h) {
     }
 }
 
-control Bump<T>(inout T x)(T step) {
-    apply { x = x + step; }
+control Put<T>(inout T x, out T old)(T value) {
+    apply {
+        old = x;
+        x = value;
+    }
 }
 
 control Classify<K>(in K key, out bit<8> verdict) {
@@ -49,14 +52,16 @@ parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
 control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    Bump<bit<8>>(8w1) bump8;
-    Bump(16w0x100) bump16;              // T inferred from the constructor argument
+    Put<bit<8>>(8w0x5a) put8;
+    Put(16w0x1234) put16;               // T inferred from the constructor argument
     Classify<bit<16>>() by16;
     apply {
         sm.egress_spec = 1;
-        bump8.apply(hdr.a.v);
-        bump16.apply(hdr.b.v);
-        by16.apply(hdr.b.v, hdr.c.v);
+        by16.apply(hdr.b.v, hdr.c.v);   // the verdict on the b that arrived
+        hdr.olda.setValid();
+        hdr.oldb.setValid();
+        put8.apply(hdr.a.v, hdr.olda.v);
+        put16.apply(hdr.b.v, hdr.oldb.v);
     }
 }
 
