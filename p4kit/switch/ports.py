@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from p4kit.switch.linkemu import DelayLine, LinkParams, LinkShaper, kernel_rate_bps
 from p4kit.switch.pcap import PcapWriter, pcap_paths
-from p4kit.switch.rings import RxRing, TxRing
+from p4kit.switch.rings import FRAMES, RxRing, TxRing
 
 log = logging.getLogger("p4kit.switch.ports")
 
@@ -39,7 +39,7 @@ PACKET_MR_PROMISC = 1
 PACKET_IGNORE_OUTGOING = 23  # Linux >= 4.20
 PACKET_OUTGOING = 4  # sll_pkttype of a frame this host transmitted
 RECV_SIZE = 65536  # GSO/GRO can hand AF_PACKET frames above the MTU
-RCVBUF_BYTES = 8 << 20
+RCVBUF_BYTES = 8 << 20  # a port's receive buffer (ring or socket): 4,096 MTU-sized frames
 MAX_ABSORB_S = 0.005  # at most this much of a packet's time in the switch counts against a link's delay
 
 Output = tuple[int, bytes]
@@ -118,7 +118,10 @@ class Port:
         ring = None
         if use_ring and not filter_outgoing:
             try:
-                ring = RxRing(rx, frame_size=ring_frame_size(iface))
+                size = ring_frame_size(iface)
+                # as much as the plain socket's buffer would hold: a 512-slot ring dropped the bursts
+                # of INC workers' windows (thousands of chunks) before the loop could read them
+                ring = RxRing(rx, frame_size=size, frames=max(FRAMES, RCVBUF_BYTES // size))
             except OSError:
                 ring = None  # e.g. locked-memory limits: plain recv still works
         tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)

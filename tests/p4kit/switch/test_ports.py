@@ -238,3 +238,39 @@ def test_transmit_ring_sends_frames_intact_in_order(vnet: bool) -> None:
             ring.close()
             sock.close()
     assert [f for f in got if f in sent] == sent
+
+
+@pytest.mark.root
+def test_a_burst_of_thousands_waits_in_the_ring_while_the_dataplane_is_busy() -> None:
+    """An INC worker's window sends thousands of chunks at once; the receive ring holds them until
+    the loop reads them (a 512-slot ring dropped most of such a burst)."""
+    if not have_root_net():
+        pytest.skip("needs root and iproute2")
+    import sys
+
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def process_batch(port: int, frames: list[bytes], on_error, sinks) -> list[tuple[int, bytes]]:
+        got.extend(struct.unpack_from("!I", f, 14)[0] for f in frames)
+        return []
+
+    n = 3000
+    with hosts_net(2, subnet="10.83.0") as net:
+        h1, _ = net.hosts
+        loop = PortLoop(net.ports(), lambda p, f: [], process_batch=process_batch, lock=lock)
+        loop.start()
+        try:
+            with lock:  # the dataplane is busy: the loop stops at its first batch
+                code = (
+                    "import socket,struct;s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW);"
+                    f"s.bind(({h1.iface!r},0));h=bytes.fromhex('02000000009402000000000188b5')\n"
+                    f"for i in range({n}): s.send(h+struct.pack('!I',i)+bytes(300))"
+                )
+                sh(sys.executable, "-c", code, ns=h1.ns)
+            end = time.monotonic() + 5
+            while len(got) < n and time.monotonic() < end:
+                time.sleep(0.02)
+        finally:
+            loop.stop()
+    assert sorted(got) == list(range(n))
