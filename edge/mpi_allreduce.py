@@ -22,7 +22,7 @@ import numpy as np
 
 from edge.runner import worker_data
 
-START_MARGIN_S = 0.5  # rank 0 sets the common start this far ahead and tells the others
+START_MARGIN_S = 1.0  # rank 0 sets the common start this far ahead (beyond any one-way delay)
 _CONN = re.compile(r"^\s*\d+\s+(\d+)\s+(\d+\.\d+\.\d+\.\d+):\d+\s+(\d+\.\d+\.\d+\.\d+):\d+")
 _ACKED = re.compile(r"bytes_acked:(\d+)")
 
@@ -59,6 +59,7 @@ def run(spec: dict) -> dict:
     w0 = time.time()
     comm.Allreduce(np.zeros_like(data), result, op=MPI.SUM)
     warmup_s = time.time() - w0
+    comm.Barrier()  # every rank done warming up before rank 0 picks the start
     start_at = comm.bcast(time.time() + START_MARGIN_S if rank == 0 else None, root=0)
     before = sent_per_peer()
     lag = time.time() - start_at

@@ -9,7 +9,8 @@ in rank 0's host, so every daemon and every rank talks to it, and to each other,
 The library keeps its own algorithm selection (coll/tuned's fixed decision rules); only the transport is
 pinned: the TCP BTL (plus self) on the workers' 10.0.0.0/8 addresses, no process binding (the ranks of
 all hosts share this machine's cores, and each daemon would otherwise pin its rank to the same first
-core), and root allowed (Mininet runs as root).
+core), yielding the CPU while waiting (as OpenMPI does when it knows a node is oversubscribed), and
+root allowed (Mininet runs as root).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def mpirun_command(
         "oob_tcp_if_include": WAN_SUBNET,
         "pml": "ob1",
         "btl_base_warn_component_unused": "0",
+        # every rank shares this machine's cores with the others and with the switches, but each daemon
+        # sees a node of its own and would let its rank spin on the CPU while it waits; a real cluster
+        # gives each rank its own node. Yielding while idle is what OpenMPI itself does oversubscribed.
+        "mpi_yield_when_idle": "1",
     }
     mca.update(extra_mca or {})
     cmd = [mpirun, "--allow-run-as-root", "-np", str(len(ips)), "--host", ",".join(f"{ip}:1" for ip in ips)]
