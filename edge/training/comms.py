@@ -1,8 +1,7 @@
 """The allreduce strategies a training worker can use, each behind one call: `comm.sum(payload)` returns
 the element-wise sum over all workers (float32 or int32 in, same dtype out).
 
-- ring: the flat ring of all workers (edge/ring.py), as that baseline runs: it connects to its neighbour
-  for every allreduce, as `tributary allreduce` measures it.
+- ring: the flat ring of all workers, edge/ring.py's algorithm over connections kept for the whole run.
 - hierarchical: site leaders over kept connections (edge/hierarchical.py), opened once before training
   starts, as host libraries keep theirs.
 - mpi: OpenMPI's MPI_Allreduce (mpi4py) with the library's own algorithm choice; the ranks are started
@@ -15,13 +14,15 @@ edge-cliques is refused with the reason (UNAVAILABLE) rather than imitated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import socket
+import threading
 from typing import Protocol
 
 import numpy as np
 
 from edge.hierarchical import HIER_PORT, HierarchicalComm
-from edge.ring import RING_PORT, Peer, ring_allreduce
+from edge.hostcomm import connect, listen, recv_array, send_array, tune
+from edge.ring import RING_PORT, Peer
 from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
@@ -46,25 +47,79 @@ def check_strategy(name: str) -> None:
         raise ValueError(f"unknown strategy {name!r} (expected one of {', '.join(STRATEGIES)})")
 
 
-@dataclass
 class RingComm:
-    rank: int
-    peers: list[Peer]
-    port: int = RING_PORT
-    timeout_s: float = 120.0
+    """The flat ring of all workers over connections opened once (to the next rank, from the previous),
+    as NCCL and Gloo keep theirs: each call is edge/ring.py's reduce-scatter and all-gather, 2(n-1) steps
+    of 1/n of the vector to the next rank. (ring_allreduce itself connects anew on every call; run back to
+    back, a rank then dials a neighbour that is not listening yet and waits out connect's 0.1 s retries,
+    which made the ring's step time jump by tenths of a second from run to run.)"""
 
-    calls: int = 0
+    def __init__(self, rank: int, peers: list[Peer], port: int = RING_PORT, timeout_s: float = 120.0) -> None:
+        self.rank, self.n = rank, len(peers)
+        self.out_sock: socket.socket | None = None
+        self.in_sock: socket.socket | None = None
+        if self.n == 1:
+            return
+        nxt = peers[(rank + 1) % self.n]
+        srv = listen(port + rank)
+        try:
+            errors: list[BaseException] = []
+
+            def dial() -> None:
+                try:
+                    self.out_sock = connect(nxt.ip, port + nxt.rank, timeout_s)
+                except BaseException as exc:  # re-raised below, in the caller's thread
+                    errors.append(exc)
+
+            dialer = threading.Thread(target=dial)
+            dialer.start()
+            srv.settimeout(timeout_s)
+            try:
+                conn, _ = srv.accept()
+            finally:
+                dialer.join()
+            conn.settimeout(timeout_s)
+            tune(conn)
+            self.in_sock = conn
+            if errors:
+                raise errors[0]
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            srv.close()
 
     def sum(self, payload: np.ndarray) -> np.ndarray:
-        """Successive calls alternate between two sets of ports: a worker that has finished a call may dial
-        its neighbour while that one still listens for the call before, and that old listener would
-        swallow the connection (one call ahead is the most a ring allows, so two sets suffice)."""
-        port = self.port + (self.calls % 2) * len(self.peers)
-        self.calls += 1
-        return ring_allreduce(payload, self.rank, self.peers, port=port, timeout_s=self.timeout_s)
+        n, rank = self.n, self.rank
+        flat = np.ascontiguousarray(payload).reshape(-1).copy()
+        if n == 1:
+            return flat.reshape(payload.shape)
+        assert self.out_sock is not None and self.in_sock is not None
+        parts = np.array_split(np.arange(flat.size), n)
+        spans = [(int(p[0]), int(p[-1]) + 1) if p.size else (0, 0) for p in parts]
+        for step in range(2 * (n - 1)):
+            if step < n - 1:  # reduce-scatter: pass partial sums along
+                send_idx, recv_idx = (rank - step) % n, (rank - step - 1) % n
+            else:  # all-gather: pass finished parts along
+                s = step - (n - 1)
+                send_idx, recv_idx = (rank - s + 1) % n, (rank - s) % n
+            lo, hi = spans[send_idx]
+            sender = threading.Thread(target=send_array, args=(self.out_sock, flat[lo:hi]))
+            sender.start()
+            got = recv_array(self.in_sock, flat.dtype)
+            sender.join()
+            lo, hi = spans[recv_idx]
+            if step < n - 1:
+                flat[lo:hi] += got
+            else:
+                flat[lo:hi] = got
+        return flat.reshape(payload.shape)
 
     def close(self) -> None:
-        pass
+        for sock in (self.out_sock, self.in_sock):
+            if sock is not None:
+                sock.close()
+        self.out_sock = self.in_sock = None
 
 
 class HierComm:

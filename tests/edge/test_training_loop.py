@@ -20,7 +20,7 @@ SITES = ["A", "A", "B"]  # two workers share a site: the hierarchical algorithm 
 
 def _run(strategy: str, cfg: TrainConfig) -> list[TrainResult]:
     peers = [Peer(r, "127.0.0.1") for r in range(WORKERS)]
-    port = free_port() - 2 * WORKERS  # ranks listen on port + rank (the ring also on port + 3 + rank)
+    port = free_port() - WORKERS  # ranks listen on port + rank
     comms = []
 
     def one(rank: int) -> TrainResult:
