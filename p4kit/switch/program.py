@@ -127,12 +127,15 @@ class TableInfo:
     next_tables: dict[str, str | None]
     base_default_next: str | None
     default_entry: dict | None
-    const_entries: list[dict]
+    const_entries: list[dict]  # entries the JSON carries (P4 const entries, or initial entries)
     max_size: int
     with_counters: bool
     direct_meters: str | None
     action_profile: str | None
     json: dict = field(repr=False, default_factory=dict)
+    # the JSON's entries are P4 1.2.4 initial entries: the table stays writable, and only entries
+    # marked "is_const" are fixed (p4kit-p4c's "initial_entries"; p4c's JSON has every entry const)
+    initial_entries: bool = False
 
     @property
     def needs_priority(self) -> bool:
@@ -535,4 +538,5 @@ def _table(prog: Program, pipeline: str, t: dict) -> TableInfo:
         direct_meters=t.get("direct_meters"),
         action_profile=t.get("action_profile"),
         json=t,
+        initial_entries=bool(t.get("initial_entries", False)),
     )

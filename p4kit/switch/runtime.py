@@ -279,7 +279,7 @@ class Switch:
         an action. Raises UnknownNameError, BadKeyError, BadActionError, DuplicateEntryError."""
         with self._lock:
             ts = self._table(table)
-            if ts.info.const_entries:
+            if ts.info.const_entries and not ts.info.initial_entries:
                 raise ConstViolationError(
                     f"table '{table}' has entries in the program (const entries): it is immutable, as in BMv2"
                 )
@@ -1191,7 +1191,7 @@ class Switch:
                 e.match = normalize_key(ts.info, keys)
                 e.priority = (top - int(x.get("priority", 0) or 0)) if ts.info.needs_priority else None
                 e.action, e.args = a.name, tuple(params)
-                e.const = True
+                e.const = not ts.info.initial_entries or bool(x.get("is_const"))
                 e.hit_ns = self.now_ns()
                 self._engine.bind_entry(ts, e, a.id)
                 self._attach_direct(ts, e)

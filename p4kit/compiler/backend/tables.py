@@ -221,6 +221,11 @@ class TableBuilder:
             j["entries"] = self._entries(decl, scope, keys, match_type)
             cp.has_initial_entries = True
             cp.is_const_table = bool(decl.entries_const)
+            if not decl.entries_const:
+                # `entries` without const (P4 1.2.4): installed at load, but the control plane may add
+                # entries and change or remove those not marked const (p4kit-switch reads the flag;
+                # BMv2, which has no initial entries, keeps every JSON entry const)
+                j["initial_entries"] = True
         self.ctx.cp.tables.append(cp)
         return TableResult(j, res.pre, res.action_names)
 
@@ -371,6 +376,8 @@ class TableBuilder:
                 },
                 "priority": prios[i],
             }
+            if ent.is_const and not decl.entries_const:
+                ej["is_const"] = True
             si = source_info(ent)
             if si:
                 ej["source_info"] = si
