@@ -312,6 +312,6 @@ def _why(a: StrategyRun, b: StrategyRun) -> str:
             "rounding differs in the last bits and training amplifies it a little (--format exact: identical)"
         )
     return (
-        "float32 gradients added in a different order (the ring's neighbour by neighbour, the hierarchical "
-        "site by site): the sums differ in the last bits (--format exact: identical)"
+        f"float32 gradients added in another order ({a.strategy} and {b.strategy} sum the workers' vectors in "
+        "different orders): the sums differ in the last bits (--format exact: identical)"
     )
