@@ -16,7 +16,7 @@ help:
 	@echo "make lint      ruff"
 	@echo "sudo make run  bring up the nine-city WAN with P4 switches and open the Mininet CLI"
 	@echo "make clean     remove leftovers of a crashed run (namespaces, interfaces, processes)"
-	@echo "sudo make experiments  run the experiments of docs/results.md (about 30 min), outputs in runs/experiments/, report docs/results-generated.md"
+	@echo "sudo make experiments  run the experiments of docs/results.md (about 10 min), outputs in runs/experiments/, report docs/results-generated.md"
 
 install: debs $(STAMP) mininet-link
 
