@@ -60,14 +60,8 @@ def receive(spec: dict) -> dict:
             readable, _, _ = select.select([sock], [], [], 0.1)
             if not readable:
                 continue
-            for _ in range(256):
-                try:
-                    n = sock.recv_into(buf)
-                except BlockingIOError:
-                    break
-                try:
-                    p = w.decode(memoryview(buf)[:n])
-                except w.MalformedEdgePacket:
+            for p in w.drain(sock, buf):
+                if p is None:
                     continue
                 t = time.time()
                 if not p.flags & w.F_RESULT or p.round not in have or p.tenant != spec["tenant"]:

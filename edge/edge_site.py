@@ -430,14 +430,8 @@ class Site:
             wait = max(0.0, min(deadlines) - time.time())
             readable, _, _ = select.select([self.data, self.ctl], [], [], wait)
             for sock in readable:
-                for _ in range(256):
-                    try:
-                        n = sock.recv_into(buf)
-                    except BlockingIOError:
-                        break
-                    try:
-                        p = w.decode(memoryview(buf)[:n])
-                    except w.MalformedEdgePacket:
+                for p in w.drain(sock, buf):
+                    if p is None:
                         self.stage.stats.malformed += 1
                         continue
                     t = time.time()

@@ -16,6 +16,8 @@ WAN), `slot` is unused (0), and `chunk` counts from 0 within a round's vector.
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,3 +142,17 @@ def ready_packet(sender: int, tenant: int, rnd: int, epoch: int, ready_us: int) 
 
 def ready_time_us(p: EdgePacket) -> int:
     return (int(p.lanes[0]) << 32) | int(p.lanes[1])
+
+
+def drain(sock: socket.socket, buf: bytearray, limit: int = 256) -> Iterator[EdgePacket | None]:
+    """The datagrams waiting on a non-blocking socket (at most `limit`, so one socket cannot starve the
+    others), decoded; None for one that is not an Edge-INC packet (the caller counts it)."""
+    for _ in range(limit):
+        try:
+            n = sock.recv_into(buf)
+        except BlockingIOError:
+            return
+        try:
+            yield decode(memoryview(buf)[:n])
+        except MalformedEdgePacket:
+            yield None

@@ -180,7 +180,7 @@ def test_an_edge_job_from_the_rest_api_runs_on_the_edge_stages(wan: dict, tmp_pa
     """POST /jobs with edge-all-to-all, then start every site's stage and every worker's receiver from
     the job view's specs alone, as a user would: every worker ends with the exact sum of the three
     sites, the switches' per-round counters show each site's stream, DELETE removes every edge entry."""
-    from topo import detach
+    from topo.edge_job import run_edge_job
 
     with client(wan["url"], ADMIN_TOKEN) as admin:
         token = admin.post("/tenants", json={"name": "edger"}).json()["token"]
@@ -201,37 +201,13 @@ def test_an_edge_job_from_the_rest_api_runs_on_the_edge_stages(wan: dict, tmp_pa
             site: rng.integers(-(1 << 24), 1 << 24, size=(chunks, 64), dtype=np.int32).view(np.uint32)
             for site in edge["sites"]
         }
-        start_at = time.time() + 4.0
-        procs = []
-        for site, spec in edge["sites"].items():
-            np.save(tmp_path / f"{site}.in.npy", vectors[site])
-            full = {
-                **spec,
-                "lanes_path": str(tmp_path / f"{site}.in.npy"),
-                "start_at": start_at,
-                "report": str(tmp_path / f"{site}.site.json"),
-            }
-            (tmp_path / f"{site}.site.spec.json").write_text(json.dumps(full))
-            argv = [sys.executable, "-m", "edge.edge_site", str(tmp_path / f"{site}.site.spec.json")]
-            procs.append(subprocess.Popen(detach.host_command(wan["doc"], f"{site}e", argv), cwd=ROOT))
-        for w in job["workers"]:
-            host = w["host"]
-            full = {
-                **w["receiver"],
-                "out": str(tmp_path / f"{host}.out.npy"),
-                "report": str(tmp_path / f"{host}.recv.json"),
-                "timeout_s": 120,
-            }
-            (tmp_path / f"{host}.recv.spec.json").write_text(json.dumps(full))
-            argv = [sys.executable, "-m", "edge.edge_receiver", str(tmp_path / f"{host}.recv.spec.json")]
-            procs.append(subprocess.Popen(detach.host_command(wan["doc"], host, argv), cwd=ROOT))
-        for proc in procs:
-            assert proc.wait(timeout=180) == 0
+        run = run_edge_job(wan["doc"], job, vectors, tmp_path, timeout_s=120)
+        assert run.errors == []
         total = sum(vectors.values())  # uint32 arithmetic: the switches' and stages' wrap-around sum
         for w in job["workers"]:
-            report = json.loads((tmp_path / f"{w['host']}.recv.json").read_text())
-            assert "error" not in report and report["count"] == [3], report
-            assert np.array_equal(np.load(tmp_path / f"{w['host']}.out.npy"), total)
+            assert run.workers[w["host"]]["count"] == [3], run.workers[w["host"]]
+            assert np.array_equal(run.results[w["host"]], total)
+        assert run.measured_s() is not None and run.measured_s() > 0
         counters = t.get(f"/jobs/{job['id']}").json()["counters"]
         [rnd] = counters["per_round"]
         assert set(rnd["streams"]) == {"TYO", "NYC", "LON"}
