@@ -418,6 +418,7 @@ class ControlLowering:
             inst.inits = self.prepare(decl, inst.inner)
         inner = inst.inner
         copies: list[tuple[Loc, ast.Expression]] = []
+        slice_outs: list[tuple[ast.Slice, Loc]] = []
         ex = ExprLowering(self.ctx, scope)
         for i, p in enumerate(decl.params):
             a = c.args[i] if i < len(c.args) else None
@@ -428,6 +429,14 @@ class ControlLowering:
                     inner.bind(p, self.ctx.layout.materialize(f"{p.name}_0", p.type or T.BitsType(1)))
                     continue
                 raise unsupported(f"missing argument for {p.name}", mce)
+            if p.direction in ("out", "inout") and isinstance(a, ast.Slice):
+                # a slice argument: the control works on a copy, written back into the bits after it
+                tmp = self.ctx.layout.materialize(f"{p.name}_copy", p.type or a.type or T.BitsType(1))
+                inner.bind(p, tmp)
+                if p.direction == "inout":
+                    copies.append((tmp, a))
+                slice_outs.append((a, tmp))
+                continue
             writes_back = any(q.direction in ("out", "inout") for q in decl.params)
             if p.direction in ("out", "inout") or (
                 isinstance(a, (ast.PathExpression, ast.Member, ast.ArrayIndex))
@@ -446,6 +455,11 @@ class ControlLowering:
                 tmp = self.ctx.layout.materialize(f"{p.name}_0", p.type or a.type or T.BitsType(32))
                 inner.bind(p, tmp)
                 copies.append((tmp, a))
+        if slice_outs:
+            outs = list(slice_outs)
+            nxt = self.action_node(
+                lambda sl: [sl.assign_slice(a, tmp.json(), mce) for a, tmp in outs], scope, nxt, mce
+            )
         cur = self.instance(decl, inner, nxt, inst.inits)
         if copies:
             cur = self.action_node(lambda sl: [sl.assign(loc, e, mce) for loc, e in copies], scope, cur, mce)

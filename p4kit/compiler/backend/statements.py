@@ -460,8 +460,9 @@ class StmtLowering:
             v = V.expr("?", v, dst.json(), g)
         self.emit("assign", [arg(dst.json()), arg(v)], node, guarded=True)
 
-    def assign_slice(self, lhs: ast.Slice, rhs: ast.Expression, node: ast.Node) -> None:
-        """`x[hi:lo] = v`: x = (x & ~m) | ((v << lo) & m), with m the slice's bits."""
+    def assign_slice(self, lhs: ast.Slice, rhs: ast.Expression | JSON, node: ast.Node) -> None:
+        """`x[hi:lo] = v`: x = (x & ~m) | ((v << lo) & m), with m the slice's bits (`rhs` an
+        expression, or a data value already lowered)."""
         while isinstance(lhs.expr, ast.Slice):  # x[a:b][c:d] is x[b+c:b+d]
             inner = lhs.expr
             flat = ast.Slice(inner.expr, lhs.hi, lhs.lo, loc=lhs.loc)
@@ -473,11 +474,11 @@ class StmtLowering:
             raise unsupported("assignment to a slice of this value", node)
         self.assign_value(dst, self.slice_value(lhs, rhs), node)
 
-    def slice_value(self, lhs: ast.Slice, rhs: ast.Expression) -> JSON:
+    def slice_value(self, lhs: ast.Slice, rhs: ast.Expression | JSON) -> JSON:
         width = bits(lhs.expr.type) if lhs.expr.type is not None else lhs.hi_value + 1
         m = ((1 << (lhs.hi_value - lhs.lo_value + 1)) - 1) << lhs.lo_value
         keep = V.expr("&", self.ex.value(lhs.expr), V.hexstr(V.mask(width) & ~m, width))
-        v = self.ex.value(rhs)
+        v = rhs if isinstance(rhs, dict) else self.ex.value(rhs)
         if lhs.lo_value:
             v = V.expr("<<", v, V.hexstr(lhs.lo_value))
         return V.expr("|", keep, V.expr("&", v, V.hexstr(m, width)))
@@ -638,6 +639,15 @@ class StmtLowering:
                     scope.bind(p, self.ctx.layout.materialize(f"{p.name}_0", ptype or T.BitsType(1)))
                     continue
                 raise unsupported(f"missing argument for {p.name}", node)
+            if p.direction in ("out", "inout") and isinstance(a, ast.Slice) and frame is not None:
+                # a slice as an out/inout argument: the callee works on a copy, written back into
+                # the slice's bits on return (copy-in/copy-out, as P4 defines the call)
+                tmp = self.ctx.layout.materialize(f"{p.name}_copy", ptype or typed(a.type) or T.BitsType(1))
+                if p.direction == "inout":
+                    self.assign(tmp, a, node)
+                frame.copy_out.append((a, tmp))  # type: ignore[arg-type]
+                scope.bind(p, tmp)
+                continue
             if p.direction in ("out", "inout"):
                 target = self.ex.loc(a)
                 if i in copies and frame is not None:
@@ -700,7 +710,10 @@ class StmtLowering:
         """Copy-out of the parameters that were bound to copies, in parameter order (as P4 does:
         with two parameters on one argument, the last one's value stays)."""
         for target, tmp in frame.copy_out:
-            self.copy(target, tmp, node)
+            if isinstance(target, ast.Slice):
+                self.assign_slice(target, tmp.json(), node)  # type: ignore[attr-defined]
+            else:
+                self.copy(target, tmp, node)
 
 
 def lower_body(ctx: Ctx, scope: Scope, fill: Any) -> tuple[StmtLowering, list[JSON]]:
