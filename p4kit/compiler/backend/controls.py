@@ -18,6 +18,7 @@ from p4kit.compiler import ast
 from p4kit.compiler import types as T  # noqa: N812
 from p4kit.compiler.backend import externs
 from p4kit.compiler.backend import values as V  # noqa: N812
+from p4kit.compiler.backend.aliasing import root_decl
 from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering
 from p4kit.compiler.backend.statements import StmtLowering, lower_body
@@ -418,8 +419,19 @@ class ControlLowering:
             inst.inits = self.prepare(decl, inst.inner)
         inner = inst.inner
         copies: list[tuple[Loc, ast.Expression]] = []
-        slice_outs: list[tuple[ast.Slice, Loc]] = []
+        slice_outs: list[tuple[ast.Expression, Loc]] = []
         ex = ExprLowering(self.ctx, scope)
+        # out/inout arguments on the same storage (`c.apply(hdr, hdr.ipv4)`) are copied in and out in
+        # parameter order, so the last copy-out wins as P4's calling convention says
+        roots = [
+            root_decl(c.args[i]) if i < len(c.args) and p.direction in ("out", "inout") else None
+            for i, p in enumerate(decl.params)
+        ]
+        shared = {
+            i
+            for i, r in enumerate(roots)
+            if r is not None and any(j != i and roots[j] is r for j in range(len(roots)))
+        }
         for i, p in enumerate(decl.params):
             a = c.args[i] if i < len(c.args) else None
             if a is None:
@@ -429,8 +441,9 @@ class ControlLowering:
                     inner.bind(p, self.ctx.layout.materialize(f"{p.name}_0", p.type or T.BitsType(1)))
                     continue
                 raise unsupported(f"missing argument for {p.name}", mce)
-            if p.direction in ("out", "inout") and isinstance(a, ast.Slice):
-                # a slice argument: the control works on a copy, written back into the bits after it
+            if p.direction in ("out", "inout") and (isinstance(a, ast.Slice) or i in shared):
+                # a slice argument, or one sharing storage with another: the control works on a copy,
+                # written back after it
                 tmp = self.ctx.layout.materialize(f"{p.name}_copy", p.type or a.type or T.BitsType(1))
                 inner.bind(p, tmp)
                 if p.direction == "inout":
@@ -457,9 +470,15 @@ class ControlLowering:
                 copies.append((tmp, a))
         if slice_outs:
             outs = list(slice_outs)
-            nxt = self.action_node(
-                lambda sl: [sl.assign_slice(a, tmp.json(), mce) for a, tmp in outs], scope, nxt, mce
-            )
+
+            def copy_out(sl: StmtLowering) -> None:
+                for a, tmp in outs:
+                    if isinstance(a, ast.Slice):
+                        sl.assign_slice(a, tmp.json(), mce)  # type: ignore[attr-defined]
+                    else:
+                        sl.copy(sl.ex.loc(a), tmp, mce)
+
+            nxt = self.action_node(copy_out, scope, nxt, mce)
         cur = self.instance(decl, inner, nxt, inst.inits)
         if copies:
             cur = self.action_node(lambda sl: [sl.assign(loc, e, mce) for loc, e in copies], scope, cur, mce)
