@@ -4,6 +4,7 @@ the trees use, and what each worker needs to know (its switch's INC address, the
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from controller.fabric import Fabric
@@ -70,21 +71,44 @@ class JobPlan:
     def worker_spec(self, host: str, stall_timeout_s: float = 30.0) -> WorkerSpec:
         """What worker `host` is told (edge.spec): every parameter the planner computed for it."""
         a = self.workers[host]
-        period = [
-            RoundSpec(round=r, clique_size=a.clique_size[r], rto_s=a.rto_s[r], path_rtt_s=a.path_rtt_s.get(r, 0.0))
-            if r in a.clique_size
-            else None
-            for r in range(len(self.trees))
-        ]
-        return WorkerSpec(
-            tenant=self.tenant,
-            epoch=self.epoch,
-            host=host,
-            switch_ip=a.inc_ip,
-            nslots=self.nslots,
-            period=period,
-            stall_timeout_s=stall_timeout_s,
+        return build_worker_spec(
+            self.tenant, self.epoch, host, a.inc_ip, self.nslots, range(len(self.trees)),
+            a.clique_size, a.rto_s, a.path_rtt_s, stall_timeout_s,
+        )  # fmt: skip
+
+
+def build_worker_spec(
+    tenant: int,
+    epoch: int,
+    host: str,
+    switch_ip: str,
+    nslots: int,
+    round_numbers: Iterable[int],
+    clique_size: dict[int, int],
+    rto_s: dict[int, float],
+    path_rtt_s: dict[int, float],
+    stall_timeout_s: float = 30.0,
+) -> WorkerSpec:
+    """A worker's spec from what a plan holds for it, one entry per round of the cycle (None for the
+    rounds it sits out): the one place a plan becomes an edge.spec.WorkerSpec (the tools' JobPlan and
+    the service's stored plans both)."""
+    period = [
+        RoundSpec(
+            round=r, clique_size=clique_size[r], rto_s=rto_s.get(r, 1.0), path_rtt_s=path_rtt_s.get(r, 0.0)
         )
+        if r in clique_size
+        else None
+        for r in round_numbers
+    ]
+    return WorkerSpec(
+        tenant=tenant,
+        epoch=epoch,
+        host=host,
+        switch_ip=switch_ip,
+        nslots=nslots,
+        period=period,
+        stall_timeout_s=stall_timeout_s,
+    )
 
 
 def rto_for(tree: Tree) -> float:

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from controller.inc.allocation import AllocationError, Allocator, CellRange
-from controller.inc.jobs import JobPlan, SwitchRound, plan_job
+from controller.inc.jobs import JobPlan, SwitchRound, build_worker_spec, plan_job
 from controller.inc.trees import TreeError
 from controller.schedule import EdgeParams, ModelError, Network, optimise
 from controller.schedule.units import UnitError, parse_bandwidth, parse_size
 from controller.service.errors import BadRequest, Conflict
 from controller.service.topology import Topology
 from edge.protocol import worker_port
-from edge.spec import RoundSpec, WorkerSpec
+from edge.spec import WorkerSpec
 
 STRATEGIES = ("core-tree", "core-cliques", "ring-baseline", "edge-cliques", "edge-all-to-all")
 ROTATING = ("core-cliques", "edge-cliques")  # strategies that run a schedule of cliques
@@ -175,26 +175,10 @@ class Plan:
     def worker_spec(self, host: str, stall_timeout_s: float = 30.0) -> WorkerSpec:
         """What worker `host` is told (edge.spec.WorkerSpec): one entry per round of the cycle."""
         w = self.workers[host]
-        period = [
-            RoundSpec(
-                round=rp.round,
-                clique_size=w.rounds[rp.round],
-                rto_s=w.rto_s.get(rp.round, 1.0),
-                path_rtt_s=w.path_rtt_s.get(rp.round, 0.0),
-            )
-            if rp.round in w.rounds
-            else None
-            for rp in self.rounds
-        ]
-        return WorkerSpec(
-            tenant=self.job,
-            epoch=self.epoch,
-            host=host,
-            switch_ip=w.switch_ip,
-            nslots=self.nslots,
-            period=period,
-            stall_timeout_s=stall_timeout_s,
-        )
+        return build_worker_spec(
+            self.job, self.epoch, host, w.switch_ip, self.nslots, self.round_numbers(),
+            w.rounds, w.rto_s, w.path_rtt_s, stall_timeout_s,
+        )  # fmt: skip
 
     def to_json(self) -> dict:
         return asdict(self)
