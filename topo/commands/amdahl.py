@@ -44,7 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="ring",
         help="host strategy INC is compared with",
     )
-    p.add_argument("--format", dest="fmt", choices=("float32", "exact"), default="float32")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=("float32", "exact"),
+        default="exact",
+        help="with --run: gradient format of both runs (default exact: int32 sums, one tree round trip for "
+        "INC; float32 adds an exponent round trip, which a 38-packet gradient cannot hide)",
+    )
     p.add_argument("--out", type=Path, default=Path("amdahl.png"), help="the plot (PNG; default amdahl.png)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_wan_arguments(p)
