@@ -735,7 +735,11 @@ class Engine:
         tracing = self.tracing
         P = self._new_packet(data, port, itype)
         H = P.H
-        self._restore(H, saved)
+        if saved:
+            # preserved fields first, then the instance type (simple_switch's
+            # copy_field_list_and_set_type): resubmit(standard_metadata) keeps RESUBMIT
+            self._restore(H, saved)
+            H[self.SM][self.F["instance_type"]] = itype
         if tracing:
             sw._trace(f"ingress: packet of {len(data)} bytes on port {port} (instance_type {itype})")
         self._parse(P)
