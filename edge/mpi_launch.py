@@ -28,8 +28,12 @@ def mpirun_path() -> str | None:
     return shutil.which("mpirun")
 
 
-def agent_script(pids: dict[str, int], mnexec: str = "mnexec") -> str:
-    """A POSIX shell script usable as plm_rsh_agent: `agent [-opts] HOST COMMAND...`."""
+def agent_script(pids: dict[str, int], tmp_base: Path, mnexec: str = "mnexec") -> str:
+    """A POSIX shell script usable as plm_rsh_agent: `agent [-opts] HOST COMMAND...`.
+
+    Each daemon gets a session directory of its own under `tmp_base`: all the emulated hosts share
+    this machine's hostname and /tmp, and daemons of one job in the same session directory write the
+    same shared-memory topology file at once (orted then crashes in hwloc_shmem_topology_write)."""
     cases = "\n".join(f"  {shlex.quote(ip)}) pid={pid} ;;" for ip, pid in sorted(pids.items()))
     return f"""#!/bin/sh
 # OpenMPI remote-shell agent for the emulated WAN: run COMMAND in the namespaces of HOST's Mininet shell.
@@ -42,12 +46,14 @@ case "$host" in
 {cases}
   *) echo "tributary mpi agent: no emulated host $host" >&2; exit 255 ;;
 esac
-exec {shlex.quote(mnexec)} -a "$pid" /bin/sh -c "$*"
+dir={shlex.quote(str(tmp_base))}/"$host"
+mkdir -p "$dir" || exit 255
+exec {shlex.quote(mnexec)} -a "$pid" env OMPI_MCA_orte_tmpdir_base="$dir" /bin/sh -c "$*"
 """
 
 
 def write_agent(path: Path, pids: dict[str, int]) -> Path:
-    path.write_text(agent_script(pids, shutil.which("mnexec") or "mnexec"))
+    path.write_text(agent_script(pids, path.parent / "daemons", shutil.which("mnexec") or "mnexec"))
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

@@ -16,7 +16,7 @@ def _agent(tmp_path: Path) -> Path:
     fake.write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
     fake.chmod(0o755)
     agent = tmp_path / "agent.sh"
-    agent.write_text(agent_script({"10.0.1.1": 101, "10.0.2.1": 202}, str(fake)))
+    agent.write_text(agent_script({"10.0.1.1": 101, "10.0.2.1": 202}, tmp_path / "d", str(fake)))
     agent.chmod(0o755)
     return agent
 
@@ -28,7 +28,10 @@ def test_the_agent_runs_the_command_in_the_named_hosts_namespace(tmp_path: Path)
         [str(agent), "-x", "10.0.2.1", "orted", "-mca", "ess", "env"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "-a|202|/bin/sh|-c|orted -mca ess env|"
+    # each daemon in a session directory of its own (the hosts share /tmp and the hostname)
+    daemon_dir = tmp_path / "d" / "10.0.2.1"
+    assert out.stdout == f"-a|202|env|OMPI_MCA_orte_tmpdir_base={daemon_dir}|/bin/sh|-c|orted -mca ess env|"
+    assert daemon_dir.is_dir()
 
 
 def test_the_agent_refuses_a_host_it_does_not_know(tmp_path: Path) -> None:
