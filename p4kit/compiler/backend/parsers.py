@@ -16,6 +16,7 @@ from typing import Any
 from p4kit.compiler import ast
 from p4kit.compiler import types as T  # noqa: N812
 from p4kit.compiler.backend import values as V  # noqa: N812
+from p4kit.compiler.backend.aliasing import root_decl
 from p4kit.compiler.backend.bmv2json import NameSpace
 from p4kit.compiler.backend.context import Ctx, Scope, cp_annotations, source_info, unsupported
 from p4kit.compiler.backend.controls import InstanceLoc, bind_ctor_params, declare_locals
@@ -188,10 +189,25 @@ class ParserLowering:
         inner = Scope(parent=inst.scope, prefix=inst.name)
         bind_ctor_params(self.ctx, decl.ctor_params, inst.ctor_args, inner, inst.scope)
         ex = self._ex(scope)
+        # out/inout arguments that are slices, or share storage with another one, get copies that
+        # are written back (in parameter order) when the sub-parser accepts
+        roots = [
+            root_decl(c.args[i]) if i < len(c.args) and p.direction in ("out", "inout") else None
+            for i, p in enumerate(decl.params)
+        ]
+        outs: list[tuple[ast.Expression, Loc]] = []
         for i, p in enumerate(decl.params):
             a = c.args[i] if i < len(c.args) else None
             if a is None:
                 raise unsupported(f"missing argument for {p.name}", mce)
+            shared = roots[i] is not None and any(j != i and roots[j] is roots[i] for j in range(len(roots)))
+            if p.direction in ("out", "inout") and (isinstance(a, ast.Slice) or shared):
+                tmp = self.ctx.layout.materialize(f"{p.name}_copy", p.type or a.type or T.BitsType(1))
+                if p.direction == "inout":
+                    self._assign(cur, tmp, a, scope, mce)
+                inner.bind(p, tmp)
+                outs.append((a, tmp))
+                continue
             writes_back = any(q.direction in ("out", "inout") for q in decl.params)
             scalar = isinstance(T.unwrap(p.type or T.VoidType()), (T.BitsType, T.BoolType))
             if p.direction in ("out", "inout") or not isinstance(a.const_value, (int, bool)):
@@ -207,6 +223,14 @@ class ParserLowering:
             else:
                 inner.bind(p, ValueLoc(ex.const_json(a.const_value, p.type, a), p.type or T.IntType()))
         join = self._new_state(self.names.fresh(f"{cur.json['name']}_cont"), mce)
+        if outs:
+            sl = self._sl(scope)
+            for a, tmp in outs:
+                if isinstance(a, ast.Slice):
+                    sl.assign_slice(a, tmp.json(), mce)  # type: ignore[attr-defined]
+                else:
+                    sl.copy(sl.ex.loc(a), tmp, mce)
+            self._primitives(join, sl)
         entry = self.instance(decl, inner, join.json["name"])
         cur.json["transitions"] = [_default(entry)]
         return join
