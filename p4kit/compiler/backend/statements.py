@@ -580,9 +580,38 @@ class StmtLowering:
         elif c.kind == "builtin":
             self.builtin(c, mce)
         elif c.kind in ("extern_function", "extern_method"):
-            externs.lower_call(self, mce, result)
+            outs = self._slice_out_args(c, mce)
+            saved = list(c.args)
+            try:
+                for i, _, tmp_ref in outs:
+                    c.args[i] = tmp_ref
+                externs.lower_call(self, mce, result)
+            finally:
+                c.args[:] = saved
+            for _, a, tmp_ref in outs:  # written back into the slices' bits after the call
+                self.assign_slice(a, self.ex.value(tmp_ref), mce)
         else:
             raise unsupported(f"{c.kind.replace('_', ' ')} inside an action", mce)
+
+    def _slice_out_args(
+        self, c: ast.CallInfo, mce: ast.MethodCallExpression
+    ) -> list[tuple[int, ast.Slice, ast.PathExpression]]:
+        """Slices passed to an extern's out/inout parameters (`r.read(h.a[11:4], i)`): each gets a
+        temporary the extern writes (copied in first for inout), as p4c's SideEffectOrdering does."""
+        outs = []
+        for i, a in enumerate(c.args):
+            pinfo = c.params[i] if i < len(c.params) else None
+            if not isinstance(a, ast.Slice) or pinfo is None or pinfo.direction not in ("out", "inout"):
+                continue
+            tmp = self.ctx.temp(a.type or T.BitsType(a.hi_value - a.lo_value + 1))
+            decl = ast.VariableDecl(f"{pinfo.name}_slice", ast.PrimTypeRef("_", loc=a.loc), loc=a.loc)
+            decl.type = a.type
+            self.scope.bind(decl, tmp)
+            ref = ast.PathExpression(decl.name, loc=a.loc, decl=decl, type=a.type)
+            if pinfo.direction == "inout":
+                self.assign(tmp, a, mce)
+            outs.append((i, a, ref))
+        return outs
 
     def eval_call(self, e: Any) -> Loc:
         """A call (or a table's apply result) used as a value: evaluated into a temporary first."""
