@@ -11,6 +11,7 @@ the pattern is not one the bounds model, the bound is the lowest host bound (`bo
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -83,9 +84,16 @@ def run_mpi(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
         proc = running.network.host(hosts[0]).popen(cmd, stdout=log, stderr=log)
         try:
             proc.wait(timeout=MPI_TIMEOUT_S)
-        except Exception:
-            proc.kill()
-            proc.wait()
+        except subprocess.TimeoutExpired:
+            pass  # the ranks without a report are reported as such below
+        finally:  # a timeout or an interrupt: mpirun, told to stop, takes its daemons and ranks down
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     launch_s = time.monotonic() - t0
     reports = []
     for rank in range(len(hosts)):
