@@ -291,6 +291,7 @@ class CodeGen:
         self.lane_runs: dict[int, list[fusion.LaneRun]] = {}
         self.fused: dict[tuple, fusion.FusedRows] = {}
         self.packed: dict[int, fusion.Packed] = {}  # header id -> layout of headers held packed
+        self.unpack_in: dict[int, list[int]] = {}  # action id -> packed headers it works on as lists
         self._lane_env: dict[tuple[str, str], tuple[str, int | None]] | None = None
         self._lane_block: set[tuple[str, str]] = set()
         self._lane_pre: list[str] = []
@@ -1366,7 +1367,8 @@ class CodeGen:
                     self.primitive(1, p)
             else:
                 self._fwd, self._dirty = {}, {}
-                runs = {r.start: r for r in self.lane_runs.get(a.id, [])}
+                # an action working on packed headers unpacked runs its lanes one by one
+                runs = {} if a.id in self.unpack_in else {r.start: r for r in self.lane_runs.get(a.id, [])}
                 try:
                     k = 0
                     while k < len(a.primitives):
@@ -1382,16 +1384,31 @@ class CodeGen:
             if len(self.out) == n0:
                 self.emit(1, "pass")
             else:
+                if a.id in self.unpack_in:
+                    self.out[n0:] = self._unpacked_body(self.unpack_in[a.id], self.out[n0:])
                 self.out[n0:] = _bind_header_locals(self.out[n0:])
                 body = self.out[n0:]
                 if (
-                    not self.trace
+                    a.id not in self.unpack_in
+                    and not self.trace
                     and len(body) <= MAX_INLINED_ACTION
                     and not any("return" in ln for ln in body)
                 ):
                     self.action_body[a.id] = body
             self.emit(0, "")
             self._rd_width = {}
+
+    def _unpacked_body(self, hids: list[int], body: list[str]) -> list[str]:
+        """An action body that reads or writes a packed header's fields one by one, run on the list
+        form of the header (fusion.unpacking_actions): unpacked in place first, packed again however
+        the body ends (an exit too), so every other piece of code keeps seeing the integer."""
+        pre, post = [], []
+        for hid in hids:
+            pk = self.packed[hid]
+            fmt = self.const(f"PKU{hid}", struct.Struct("!" + _NATIVE[pk.width] * pk.lanes))
+            pre.append(f"    H[{hid}][1:] = {fmt}.unpack(H[{hid}][1].to_bytes({pk.nbytes}, 'big'))")
+            post.append(f"        H[{hid}][1:] = [_fb({fmt}.pack(*H[{hid}][1:]), 'big')]")
+        return [*pre, "    try:", *("    " + ln for ln in body), "    finally:", *post]
 
     # ---- fused lane runs (fusion.py)
     def _lane_field(self, v: dict) -> tuple[str, int | None]:
@@ -2227,6 +2244,10 @@ def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dic
     if not trace:  # traced code keeps one primitive per lane, so each register access is logged
         gen.lane_runs = groups
         gen.packed = {prog.header_by_name[h].id: pk for h, pk in packed.items()}
+        gen.unpack_in = {
+            aid: sorted(prog.header_by_name[h].id for h in hs)
+            for aid, hs in fusion.unpacking_actions(prog, groups, packed).items()
+        }
     src = gen.build()
     ns: dict[str, Any] = dict(helpers)
     ns.update(gen.consts)

@@ -310,24 +310,33 @@ def packable_headers(prog: Program, groups: dict[int, list[LaneRun]]) -> dict[st
         candidates[header] = Packed(header, len(names), next(iter(widths)))
     if not candidates:
         return {}
-    # the fused rows of a register tuple are packed only for one header
+    # The fused rows of a register tuple are one integer per row, combined with every header its runs
+    # use: they are packed when all those headers are, with one layout (INC's chunks widened from
+    # int8 store one header's lanes or another's into the same cells), else none is.
     tuples: dict[tuple[str, ...], set[str]] = {}
     for runs in groups.values():
         for run in runs:
             tuples.setdefault(run.registers, set()).add(run.header)
-    for headers in tuples.values():
-        if len(headers) > 1:
-            for h in headers:
-                candidates.pop(h, None)
+
+    def drop_mixed_tuples() -> None:
+        changed = True
+        while changed:
+            changed = False
+            for headers in tuples.values():
+                layouts = {(candidates[h].lanes, candidates[h].width) for h in headers if h in candidates}
+                if len(layouts) > 1 or (layouts and not headers <= candidates.keys()):
+                    for h in headers:
+                        changed |= candidates.pop(h, None) is not None
+
+    drop_mixed_tuples()
     bad: set[str] = set()
     covered: dict[int, set[int]] = {}  # action id -> primitive indices inside fused runs
     for aid, runs in groups.items():
         covered[aid] = {i for r in runs for i in range(r.start, r.start + r.seg * r.count)}
     for a in prog.actions_by_id.values():
-        skip = covered.get(a.id, set())
-        for i, p in enumerate(a.primitives):
-            if i not in skip:
-                _scan(p, candidates, bad, p.get("op", ""))
+        seen: set[str] = set()
+        _scan_action(a, covered.get(a.id, set()), candidates, seen)
+        bad |= seen - _unpackable(prog, groups, a, covered.get(a.id, set()), candidates, seen)
     for c in prog.calculations.values():
         _scan_calc(prog, c.get("input", []), candidates, bad)
     j = prog.json
@@ -342,7 +351,70 @@ def packable_headers(prog: Program, groups: dict[int, list[LaneRun]]) -> dict[st
                     continue
                 _scan(op, candidates, bad, op.get("op", ""))
             _scan(st.get("transition_key", []), candidates, bad, "select")
-    return {h: pk for h, pk in candidates.items() if h not in bad}
+    for h in bad:
+        candidates.pop(h, None)
+    drop_mixed_tuples()  # a header found unfit leaves the others of its tuples unpacked too
+    return candidates
+
+
+def _scan_action(a: Any, skip: set[int], cands: dict[str, Packed], seen: set[str]) -> None:
+    """The candidates an action's primitives outside its fused runs refer to (see _scan)."""
+    for i, p in enumerate(a.primitives):
+        if i not in skip:
+            _scan(p, cands, seen, p.get("op", ""))
+
+
+def _unpackable(
+    prog: Program, groups: dict[int, list[LaneRun]], a: Any, skip: set[int], cands: dict, seen: set[str]
+) -> set[str]:
+    """Of the packed headers an action reads or writes field by field outside its runs (`seen`),
+    those its body may work on in the list form: codegen unpacks them in place at the start and
+    packs them again at the end, and runs the action's lane runs lane by lane (their headers are
+    unpacked too). Allowed when the action never refers to such a header whole, calls no
+    calculation (one would read the integer) and the headers' fields are unsigned (the list form's
+    values unpack as they are). INC's widening of int8 chunks into four headers is such an action:
+    the usual add and store stay packed."""
+    if not seen or any(isinstance(x, dict) and x.get("type") == "calculation" for x in _walk(a.primitives)):
+        return set()
+    whole: set[str] = set()
+    for i, p in enumerate(a.primitives):
+        if i not in skip and p.get("op") not in _HEADER_USES_OK:  # setValid is fine on either form
+            for x in _walk(p):
+                if x.get("type") in ("header", "regular") and x.get("value") in cands:
+                    whole.add(x["value"])
+    mine = seen | {r.header for r in groups.get(a.id, []) if r.header in cands}
+    if whole & mine or any(f.signed for h in mine for f in prog.header_by_name[h].htype.fields):
+        return set()
+    return mine
+
+
+def unpacking_actions(
+    prog: Program, groups: dict[int, list[LaneRun]], packed: dict[str, Packed]
+) -> dict[int, set[str]]:
+    """Action id -> the packed headers its body works on unpacked (see _unpackable)."""
+    covered = {
+        aid: {i for r in runs for i in range(r.start, r.start + r.seg * r.count)}
+        for aid, runs in groups.items()
+    }
+    out: dict[int, set[str]] = {}
+    for a in prog.actions_by_id.values():
+        seen: set[str] = set()
+        _scan_action(a, covered.get(a.id, set()), packed, seen)
+        if seen:
+            out[a.id] = seen | {r.header for r in groups.get(a.id, []) if r.header in packed}
+    return out
+
+
+def _walk(v: Any) -> Any:
+    """Every dict inside `v` (JSON values and expressions), depth first."""
+    if isinstance(v, dict):
+        yield v
+        for k, x in v.items():
+            if k != "source_info":
+                yield from _walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _walk(x)
 
 
 def _scan(v: Any, cands: dict[str, Packed], bad: set[str], ctx: str) -> None:
@@ -502,4 +574,5 @@ __all__ = [
     "find_lane_runs",
     "fusable_groups",
     "fuse_state",
+    "unpacking_actions",
 ]

@@ -25,6 +25,12 @@ def lanes_json() -> dict:
 
 
 @pytest.fixture(scope="module")
+def lists_json() -> dict:
+    """hdr.vec read in the control: it cannot be packed, the fused runs work on lists."""
+    return compile_file(LANES, defines=["LISTS"]).bmv2
+
+
+@pytest.fixture(scope="module")
 def packed_json() -> dict:
     """The same program without the chain action: hdr.vec and the rows are held packed."""
     return compile_file(LANES, defines=["NO_CHAIN"]).bmv2
@@ -49,21 +55,28 @@ def packet(kind: int, bias: int, index: int, values: list[int]) -> bytes:
     return struct.pack("!BBHI8I", kind, bias, index, 0, *values)
 
 
-def test_lane_runs_are_fused_and_the_chain_is_not(lanes_json: dict) -> None:
-    sw = make(lanes_json, traced=False)
+def test_lane_runs_are_fused_and_the_chain_is_not(lists_json: dict, lanes_json: dict) -> None:
+    sw = make(lists_json, traced=False)
     src = sw._engine.comp.source
     assert src.count("for _lr, _lf in zip(") == 4  # add, maxed, sub, mix
     chain = src.split("def A7_LanesIngress_chain", 1)[1].split("\ndef ", 1)[0]
     assert "FG" not in chain and "[_li" not in chain  # per-lane code: each lane reads the previous one's sum
     assert all(isinstance(sw._state.registers[r], FusedColumn) for r in REGS)
+    # without the read in the control, vec is packed and only the chain unpacks it, lane by lane
+    src = make(lanes_json, traced=False)._engine.comp.source
+    chain = src.split("def A7_LanesIngress_chain", 1)[1].split("\ndef ", 1)[0]
+    assert "PKU" in chain and "finally:" in chain and "FG" not in chain
+    assert src.count("PKU") == chain.count("PKU") and "PKL" in src  # the add is packed
 
 
-@pytest.mark.parametrize("variant", ["lists", "packed"])
-def test_fused_code_matches_per_lane_code(lanes_json: dict, packed_json: dict, variant: str) -> None:
-    doc = packed_json if variant == "packed" else lanes_json
+@pytest.mark.parametrize("variant", ["lists", "packed", "unpacking"])
+def test_fused_code_matches_per_lane_code(
+    lists_json: dict, lanes_json: dict, packed_json: dict, variant: str
+) -> None:
+    doc = {"lists": lists_json, "packed": packed_json, "unpacking": lanes_json}[variant]
     fast, traced = make(doc, False), make(doc, True)
     assert "zip(" in fast._engine.comp.source and "zip(" not in traced._engine.comp.source
-    assert ("_fb(_d[_o:_e], 'big')" in fast._engine.comp.source) == (variant == "packed")
+    assert ("_fb(_d[_o:_e], 'big')" in fast._engine.comp.source) == (variant != "lists")
     rng = random.Random(14)
     for _ in range(600):
         kind = rng.randrange(len(OPS) + 1)  # the last kind misses the table

@@ -2,7 +2,8 @@
    the switch fuses lane0..lane7 and runs each action's lanes as one list operation; the traced
    pipeline runs them one primitive at a time. Both must agree. With -DCSUM the packet carries a
    checksum over the lanes (verified, and updated per multicast replica): the packed header's
-   checksum must agree with the per-field one. */
+   checksum must agree with the per-field one. The chain action reads the lanes one by one: it runs
+   on the unpacked header while the other actions keep it packed; -DLISTS keeps it a list. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -84,6 +85,9 @@ control LanesIngress(inout headers_t hdr, inout meta_t meta, inout standard_meta
     apply {
         meta.index = hdr.op.index;
         meta.acc = 7;
+#ifdef LISTS
+        if (hdr.vec.v0 == 1) { meta.acc = 7; }  /* a field read outside actions: vec stays a list */
+#endif
         ops.apply();
         hdr.op.acc = meta.acc;
         sm.egress_spec = 1;
