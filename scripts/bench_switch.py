@@ -9,7 +9,8 @@ Numbers (--json prints them as one line; docs/switch.md explains each and where 
   protocol versions; `--inc-rev REV` adds the program as it was at a git revision) and carry valid
   checksums; the run fails unless every chunk completes. CPU time per contribution is the primary
   figure (`inc_cpu_us_per_pkt`, `inc_inprocess_pps` = 1 / that); `inc_batched_*` feeds the same
-  contributions in the port loop's batches; `inc_wall_pps` moves with the machine's other load.
+  contributions in the port loop's batches; `inc_cpu_us_by_kind` splits it into the first, absorbed
+  and completing (multicast) contribution of a chunk; `inc_wall_pps` moves with the machine's other load.
 - `veth_pps`: the real p4kit-switch process forwarding between two veths whose other ends sit in
   network namespaces; `relay_pps`: the plainest Python AF_PACKET relay on the same veths, measured in
   the same run (the ceiling for any Python dataplane here); `veth_ratio = veth_pps / relay_pps`; and
@@ -285,6 +286,27 @@ class IncBench:
             results += len(process(port, group))
         return self._rates(frames, results, time.process_time() - cpu0, time.perf_counter() - wall0)
 
+    def run_by_kind(self, frames: list[tuple[int, bytes]]) -> dict[str, float]:
+        """CPU per contribution of each kind, one at a time: the first of a chunk (opens the cell),
+        the second (absorbed: added, counted, dropped) and the last (completes the cell: the result
+        is multicast to the fan-in's children, each replica through egress, checksum and deparse).
+        Blocks of `nslots` chunks take their first contributions, then their second, then their last."""
+        process = self.sw.process_packet
+        cpu = [0.0] * self.fan_in
+        results = 0
+        chunks = len(frames) // self.fan_in
+        for c0 in range(0, chunks, self.nslots):
+            for child in range(self.fan_in):
+                group = [frames[c * self.fan_in + child] for c in range(c0, min(chunks, c0 + self.nslots))]
+                t0 = time.process_time()
+                for port, frame in group:
+                    results += len(process(port, frame))
+                cpu[child] += time.process_time() - t0
+        if results != chunks * self.fan_in:
+            raise RuntimeError(f"the INC program delivered {results} results for {len(frames)} contributions")
+        names = ["first", *(["absorbed"] * (self.fan_in - 2)), "completing"]
+        return {name: round(cpu[i] / chunks * 1e6, 2) for i, name in enumerate(names)}
+
     @staticmethod
     def _rates(frames: list, results: int, cpu: float, wall: float) -> dict[str, float]:
         if results != len(frames):
@@ -299,7 +321,8 @@ def bench_inc_inprocess(packets: int, rev: str | None = None, batch: int = 32) -
     bench.run(bench.frames(3000))  # warm-up; each run goes on with later chunks (older ones are stale)
     single = bench.run(bench.frames(packets, first_chunk=1000))
     batched = bench.run_batched(bench.frames(packets, first_chunk=1000 + packets), batch)
-    return {"program": label, "protocol": bench.version, **single, "batched": batched}
+    kinds = bench.run_by_kind(bench.frames(packets, first_chunk=1000 + 2 * packets))
+    return {"program": label, "protocol": bench.version, **single, "batched": batched, "by_kind": kinds}
 
 
 # ============================================================================ veth topology
@@ -583,6 +606,7 @@ def main() -> int:
         result[f"{key}_protocol"] = inc["protocol"]
         result[f"{key}_batched_pps"] = round(inc["batched"]["cpu_pps"])
         result[f"{key}_batched_cpu_us_per_pkt"] = round(inc["batched"]["cpu_us"], 2)
+        result[f"{key}_cpu_us_by_kind"] = inc["by_kind"]
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
         result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds))
