@@ -98,6 +98,13 @@ class P4RuntimeSwitch(Switch):
             if intf.name != "lo":
                 # Offloads would hand the switch oversized or unchecksummed frames.
                 subprocess.run(offloads_off_command(intf.name), capture_output=True)
+        if _listening(self.grpc_addr):
+            # another switch (a crashed run's, say) still serves this address: waiting for "ours" to
+            # listen would mistake it for ours and drive a switch whose ports are not this network's
+            raise RuntimeError(
+                f"switch {self.name}: {self.grpc_addr} is already in use by another process "
+                "(a switch left by an earlier run? 'sudo tributary clean' removes what crashed runs left)"
+            )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         out = (self.log_path.parent / f"{self.name}.stdout").open("ab")  # a restart keeps the last words
         self.proc = subprocess.Popen(
