@@ -14,6 +14,8 @@
 
 - int8 / int4: exact sums of narrow integers, packed 4 / 8 to a word towards the switch and widened
   there (edge.lowprec).
+- mxint8: OCP MX blocks of 32 int8 elements under one E8M0 scale, the scales agreed (max) before the
+  elements are summed (edge.mx).
 
 `allreduce_with(reduce, values, mode, workers)` runs a whole allreduce on any lane reduction (the INC
 worker's, or a test's), so the format logic lives in one place. A reduction is called as
@@ -35,7 +37,7 @@ SPECIAL_BITS = 10  # per class and element: up to 1023 workers holding +inf (or 
 MAX_SPECIAL_WORKERS = (1 << SPECIAL_BITS) - 1
 
 LaneReduce = Callable[..., np.ndarray]  # (lanes, kind) or (rows, kind, fmt) -> reduced rows
-MODES = ("int32", "float32", "int8", "int4")
+MODES = ("int32", "float32", "int8", "int4", "mxint8")
 
 
 class FormatError(ValueError):
@@ -161,6 +163,10 @@ def allreduce_with(
         return lanes_to_int32(out, arr.size).reshape(arr.shape)
     if mode in lowprec.BITS:
         return narrow_allreduce(reduce, arr, mode, workers, max_groups)
+    if mode == "mxint8":
+        from edge import mx  # mx builds on this module
+
+        return mx.mx_allreduce(reduce, arr, workers, max_groups)
     if mode != "float32":
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):

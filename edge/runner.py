@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edge import lowprec
 from edge.hierarchical import HierarchicalComm
 from edge.ring import Peer, ps_allreduce, ring_allreduce
 from edge.secure import PairwiseMasks, publish_and_collect
@@ -32,12 +33,18 @@ def worker_data(seed: int, rank: int, elements: int, mode: str) -> np.ndarray:
         return rng.integers(-INT_RANGE, INT_RANGE, size=elements, dtype=np.int32)
     if mode == "float32":
         return rng.standard_normal(elements).astype(np.float32)
+    if mode == "mxint8":  # every 32-element block at its own scale (2^-8 .. 2^8), different per worker
+        scales = np.ldexp(1.0, rng.integers(-8, 9, size=-(-elements // 32)))
+        return (rng.standard_normal(elements) * np.repeat(scales, 32)[:elements]).astype(np.float32)
+    if mode in lowprec.BITS:  # the whole range: sums of a few workers overflow the narrow type
+        lo, hi = lowprec.limits(lowprec.BITS[mode])
+        return rng.integers(lo, hi + 1, size=elements, dtype=np.int8)
     raise ValueError(f"unknown mode {mode!r}")
 
 
 def expected_sum(seed: int, ranks: list[int], elements: int, mode: str) -> np.ndarray:
     """The exact sum (int64 for int32 data, float64 for float32 data) of the given ranks' inputs."""
-    acc = np.zeros(elements, dtype=np.int64 if mode == "int32" else np.float64)
+    acc = np.zeros(elements, dtype=np.int64 if mode in ("int32", *lowprec.BITS) else np.float64)
     for r in ranks:
         acc += worker_data(seed, r, elements, mode)
     return acc

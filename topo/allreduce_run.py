@@ -23,9 +23,11 @@ from controller.p4rt import P4InfoIndex
 from edge import formats
 from edge.protocol import INC_LANES
 from edge.runner import expected_sum, worker_data
-from topo import bounds
+from topo import bounds, linkbytes
 from topo.session import RunningWan
 
+PACKED_MODES = ("int8", "int4")  # integer modes packed on the host link (edge/lowprec.py)
+NEEDS_SLOTS_OF_8 = (*PACKED_MODES, "mxint8")  # modes whose packets carry 4 or 8 chunks
 START_DELAY_S = 3.0  # time for every worker process to start before the common start time
 
 
@@ -42,7 +44,10 @@ class AllreduceSpec:
         if self.nslots:
             return self.nslots
         chunks = -(-self.elements // INC_LANES)
-        return max(1, min(chunks, INC_CELLS // 2 // self.tenants))
+        share = INC_CELLS // 2 // self.tenants
+        if self.mode in NEEDS_SLOTS_OF_8 and share >= 8:  # packed packets need slots in multiples of 8 (int4)
+            return min(-(-chunks // 8) * 8, share // 8 * 8)
+        return max(1, min(chunks, share))
 
     seed: int = 1
     stall_timeout_s: float = 30.0
@@ -186,6 +191,13 @@ def _check(
         # rounds once more, by at most half a unit in the last place (2**-24 relative)
         bound_vec = quantisation + (np.abs(exact_sum) + quantisation) * 2.0**-24
         bound = float(bound_vec.max())
+    if spec.mode == "mxint8" and quantised:  # n units of each block's agreed scale (edge/mx.py)
+        from edge import mx
+
+        agreed_e = mx.agreed_scales([worker_data(seed, r, spec.elements, spec.mode) for r in ranks])
+        quantisation = np.repeat(mx.error_bound(agreed_e, workers), mx.BLOCK)[: spec.elements]
+        bound_vec = quantisation + np.abs(exact_sum) * 2.0**-24 + 2.0**-150  # and float32's own rounding
+        bound = float(bound_vec.max())
     max_err = 0.0
     exact = not errors
     digests = []
@@ -195,7 +207,7 @@ def _check(
             continue
         got = np.load(path)
         digests.append(hashlib.sha256(got.tobytes()).hexdigest())
-        if spec.mode == "int32":
+        if spec.mode in ("int32", *PACKED_MODES):
             want = exact_sum.astype(np.int64).astype(np.int32)
             diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
             max_err = max(max_err, float(diff.max()))
@@ -281,9 +293,11 @@ def run_inc(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"
         )
         with CpuSampler(running) as sampler:
+            before = linkbytes.snapshot(fabric)
             reports = _launch_multi(
                 running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
             )
+            moved = linkbytes.since(fabric, before)  # every tenant's, from the switches' interfaces
         ok = [r for r in reports.values() if "error" not in r]
         span = (min(r["start"] for r in ok), max(r["end"] for r in ok)) if ok else (0.0, 0.0)
         # the switches' and the whole machine's CPU over the timed span (sampled every 0.1 s), beside the
@@ -301,6 +315,7 @@ def run_inc(
             res.bound_s = bound
             res.extra["switch_cpu_s"] = switch_cpu
             res.extra["machine_cores_busy"] = busy_cores  # everyone's work, not only this run's
+            res.extra["bytes"] = moved
             results.append(res)
         return results
     finally:
@@ -391,7 +406,9 @@ def run_baseline(
             "timeout_s": 600,
         }
     progress(f"{algo} allreduce: {len(hosts)} workers, {spec.elements} {spec.mode} each")
+    before = linkbytes.snapshot(fabric)
     reports = _launch_multi(running, specs, 900)
+    moved = linkbytes.since(fabric, before)
     res = _check(
         algo,
         spec,
@@ -408,4 +425,5 @@ def run_baseline(
         "hierarchical": bounds.hierarchical_bound_s,
     }
     res.bound_s = bound_of[algo](running.network.wan, fabric, hosts, 4 * spec.elements)
+    res.extra["bytes"] = moved
     return res

@@ -103,12 +103,13 @@ def inc_bound_s(wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: 
     """Tenants share the switches and links; `trees` holds each tenant's tree."""
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
-    frame = FRAME_LEN
-    phases = [chunks]
+    phases = [(chunks, FRAME_LEN)]  # (packets, frame bytes on the busiest link) per phase
     if mode == "float32":  # exponents and special flags, one entry per block each, 64 to a packet
-        phases.insert(0, -(-2 * chunks // INC_LANES))
-    if mode in ("int8", "int4"):  # 4 or 8 chunks per packet; what leaves a switch is one wide frame
-        phases, frame = [-(-chunks // (4 if mode == "int8" else 8))], WIDE_FRAME_LEN
+        phases.insert(0, (-(-2 * chunks // INC_LANES), FRAME_LEN))
+    if mode in ("int8", "int4", "mxint8"):  # 4 or 8 chunks per packet; a switch sends one wide frame
+        phases = [(-(-chunks // (8 if mode == "int4" else 4)), WIDE_FRAME_LEN)]
+    if mode == "mxint8":  # first the agreement: a scale per 32 elements and a flag per 64, 64 to a packet
+        phases.insert(0, (-(-3 * chunks // INC_LANES), FRAME_LEN))
     load: Counter = Counter()
     for tree in trees:
         for node in tree.nodes.values():
@@ -121,8 +122,11 @@ def inc_bound_s(wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: 
                         load[(child.name, node.switch)] += 1
                         load[(node.switch, child.name)] += 1
     rtt = max(t.max_rtt_ms for t in trees) / 1000.0
-    per_frame = _busiest(Counter({k: v * frame for k, v in load.items()}), rates)
-    return sum(n * per_frame + rtt for n in phases) if load else len(phases) * rtt
+    if not load:
+        return len(phases) * rtt
+    return sum(
+        n * _busiest(Counter({k: v * frame for k, v in load.items()}), rates) + rtt for n, frame in phases
+    )
 
 
 def ring_bound_s(wan: Wan, fabric: Fabric, hosts: list[str], bytes_per_worker: int) -> float:

@@ -50,12 +50,14 @@ const bit<16> INC_WIDE_UDP_LENGTH  = 1056;  /* UDP header 8 + INC header 24 + 4 
 const bit<16> INC_WIDE_IPV4_LENGTH = 1076;  /* IPv4 header 20 + INC_WIDE_UDP_LENGTH */
 
 /* format: how the values are laid out (docs/protocol.md, "Packed and wide formats"). A packed packet
-   (workers to their switch) carries G consecutive chunks in the 64 words of `values`; the first switch
-   widens it into its 32-bit cells, and what leaves a switch is wide: all G chunks in one packet. */
+   (workers to their switch) carries G consecutive chunks in 64 words; the first switch widens it into
+   its 32-bit cells, and what leaves a switch is wide: all G chunks in one packet of 256 words. Each
+   layout has header instances of its own, so the int32 path's `values` is touched by nothing else
+   (a software switch keeps such a header as one integer: p4kit/switch/fusion.py). */
 const bit<8>  INC_FMT_INT32  = 0;     /* 64 x int32 in `values` */
 const bit<8>  INC_FMT_INT8   = 1;     /* packed: 4 chunks, word i holds lane i of chunks 0..3 as int8 */
 const bit<8>  INC_FMT_INT4   = 2;     /* packed: 8 chunks, word i holds lane i of chunks 0..7 as int4 */
-const bit<8>  INC_FMT_WIDE32 = 3;     /* wide: 4 chunks of 64 x int32 in values, values1..3 */
+const bit<8>  INC_FMT_WIDE32 = 3;     /* wide: 4 chunks of 64 x int32 in w0..w3 */
 const bit<8>  INC_FMT_WIDE16 = 4;     /* wide: 8 chunks of 64 x int16, two chunks per 64-word header */
 
 /* Results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t (1 <= t <= INC_MAX_TENANT); only the
@@ -113,10 +115,12 @@ struct headers_t {
     ipv4_h       ipv4;
     udp_h        udp;
     inc_h        inc;
-    inc_values_h values;
-    inc_values_h values1;  /* only in wide packets: chunks 1..3 (wide32) or 2..7 (wide16) */
-    inc_values_h values2;
-    inc_values_h values3;
+    inc_values_h values;   /* int32: the 64 lanes */
+    inc_values_h w0;       /* wide: 4 x 64 words (one chunk each for wide32, two for wide16); a */
+                           /* packed packet (int8 / int4, as a worker sends it) is its w0 alone */
+    inc_values_h w1;
+    inc_values_h w2;
+    inc_values_h w3;
 }
 
 struct inc_metadata_t {

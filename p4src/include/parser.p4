@@ -29,17 +29,28 @@ parser TributaryParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_inc {
         pkt.extract(hdr.inc);
-        pkt.extract(hdr.values);
         transition select(hdr.inc.format) {
+            INC_FMT_INT32: parse_values;
+            INC_FMT_INT8: parse_packed;
+            INC_FMT_INT4: parse_packed;
             INC_FMT_WIDE32: parse_wide;
             INC_FMT_WIDE16: parse_wide;
-            default: accept;
+            default: parse_values;
         }
     }
+    state parse_values {
+        pkt.extract(hdr.values);
+        transition accept;
+    }
+    state parse_packed {
+        pkt.extract(hdr.w0);
+        transition accept;
+    }
     state parse_wide {
-        pkt.extract(hdr.values1);
-        pkt.extract(hdr.values2);
-        pkt.extract(hdr.values3);
+        pkt.extract(hdr.w0);
+        pkt.extract(hdr.w1);
+        pkt.extract(hdr.w2);
+        pkt.extract(hdr.w3);
         transition accept;
     }
 }
@@ -51,9 +62,10 @@ control TributaryDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.udp);
         pkt.emit(hdr.inc);
         pkt.emit(hdr.values);
-        pkt.emit(hdr.values1);
-        pkt.emit(hdr.values2);
-        pkt.emit(hdr.values3);
+        pkt.emit(hdr.w0);
+        pkt.emit(hdr.w1);
+        pkt.emit(hdr.w2);
+        pkt.emit(hdr.w3);
     }
 }
 
@@ -72,13 +84,15 @@ control TributaryVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
               hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
-        verify_checksum(hdr.values.isValid() && !hdr.values3.isValid(),
+        verify_checksum(hdr.values.isValid(),
             { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc, hdr.values },
             meta.zero, HashAlgorithm.csum16);
-        /* a wide packet: its own list, so that the 64-lane packets keep the straight-line checksum */
-        verify_checksum(hdr.values3.isValid(),
-            { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc, hdr.values, hdr.values1, hdr.values2,
-              hdr.values3 },
+        /* the packed and wide layouts: a list each, so that every list is straight-line code */
+        verify_checksum(hdr.w0.isValid() && !hdr.w3.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc, hdr.w0 },
+            meta.zero, HashAlgorithm.csum16);
+        verify_checksum(hdr.w3.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc, hdr.w0, hdr.w1, hdr.w2, hdr.w3 },
             meta.zero, HashAlgorithm.csum16);
     }
 }
@@ -92,11 +106,11 @@ control TributaryComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
               hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
-        update_checksum(hdr.values.isValid() && !hdr.values3.isValid(),
+        update_checksum(hdr.values.isValid(),
             { INC_UDP_CHECKSUM_FIELDS, hdr.inc, hdr.values },
             hdr.udp.checksum, HashAlgorithm.csum16);
-        update_checksum(hdr.values3.isValid(),
-            { INC_UDP_CHECKSUM_FIELDS, hdr.inc, hdr.values, hdr.values1, hdr.values2, hdr.values3 },
+        update_checksum(hdr.w3.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.inc, hdr.w0, hdr.w1, hdr.w2, hdr.w3 },
             hdr.udp.checksum, HashAlgorithm.csum16);
     }
 }

@@ -83,8 +83,9 @@ class SimWorker:
     switch: str
     port: int
     job: IncJob
-    # the lane arrays of its successive reduce_lanes calls; (rows, fmt) for a packed format
-    calls: list[np.ndarray | tuple[np.ndarray, int]]
+    # the lane arrays of its successive reduce_lanes calls; (rows, fmt) for a packed format, (rows, fmt,
+    # kind) for a max-reduction
+    calls: list[np.ndarray | tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]
     results: list[np.ndarray] = field(default_factory=list)
     stream: ReduceStream | None = None
     next_chunk: int = 0
@@ -221,16 +222,18 @@ class SimNetwork:
                 if len(w.results) == len(w.calls):
                     return
                 call = w.calls[len(w.results)]
-                lanes, fmt = call if isinstance(call, tuple) else (call, P.FMT_INT32)
+                lanes, fmt, kind = (
+                    (*call, P.KIND_SUM)[:3] if isinstance(call, tuple) else (call, 0, P.KIND_SUM)
+                )
                 gap = -w.next_chunk % P.GROUPS[fmt]
                 if gap:  # as IncWorker.reduce_lanes: the chunk numbers up to a packed call's start are sent
                     w.calls.insert(len(w.results), np.zeros((gap, P.INC_LANES), dtype=np.uint32))
                     w.padding.add(len(w.results))
-                    lanes, fmt = w.calls[len(w.results)], P.FMT_INT32
+                    lanes, fmt, kind = w.calls[len(w.results)], P.FMT_INT32, P.KIND_SUM
                 w.stream = ReduceStream(
                     w.job,
                     lanes,
-                    P.KIND_SUM,
+                    kind,
                     w.next_chunk,
                     w.timing,
                     w.stats,
@@ -254,3 +257,45 @@ class SimNetwork:
             self.now, _, fn = heapq.heappop(self.events)
             fn()
         raise RuntimeError(f"the simulation did not finish within {max_events} events")
+
+    def lockstep(
+        self, workers: list[SimWorker], fn: Callable[[int, Callable[..., np.ndarray]], object]
+    ) -> list:
+        """Run `fn(rank, reduce)` for every worker at once, each in its own thread, where `reduce(lanes,
+        kind, fmt=0)` is that worker's lane reduction through the switches: once every worker has made
+        its next call, the network runs them all (in virtual time) and each call returns its result.
+        So whole allreduces (edge.formats.allreduce_with) run on the real switch program, with the
+        network's faults. Every worker must make the same number of calls."""
+        import threading
+
+        def run_all() -> None:
+            for w in workers:
+                self.at(self.now, lambda w=w: self._step(w))
+            self.run()
+
+        barrier = threading.Barrier(len(workers), action=run_all)
+        out: list[object] = [None] * len(workers)
+        errors: list[BaseException] = []
+
+        def worker(rank: int) -> None:
+            w = workers[rank]
+
+            def reduce(lanes: np.ndarray, kind: int, fmt: int = P.FMT_INT32) -> np.ndarray:
+                w.calls.append((lanes, fmt, kind))
+                barrier.wait(timeout=600)
+                return w.results[-1]
+
+            try:
+                out[rank] = fn(rank, reduce)
+            except BaseException as exc:  # handed to the test thread
+                errors.append(exc)
+                barrier.abort()
+
+        threads = [threading.Thread(target=worker, args=(r,)) for r in range(len(workers))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return out

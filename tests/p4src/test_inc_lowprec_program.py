@@ -95,8 +95,8 @@ def run_fan_in_three(tmp_path: Path, fmt: int) -> None:
     # worker 1 lost the result: its packed retransmission brings the whole wide result back to it
     lines.append(packet(1, packed(1, 0, lowprec.pack(xs[0], fmt)[0], fmt, flags=P.F_RETRANSMIT)))
     lines.append(expect(1, wide_result(1, 0, words, wide, P.F_RESULT | P.F_RETRANSMIT, sender=0)))
-    lines.append(f"check_counter {A}inc_stats(6) packets == 1")
-    lines.append(f"check_counter {A}inc_stats(7) packets == 1")
+    lines.append(f"check_counter {A}wide.wide_stats(6) packets == 1")  # the wide cells' counters
+    lines.append(f"check_counter {A}wide.wide_stats(7) packets == 1")
     assert_passes(tmp_path, lines)
 
 

@@ -27,9 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--elements", type=int, default=65536, help="vector length per worker (default 65536)")
     p.add_argument(
         "--mode",
-        choices=("int32", "float32"),
+        choices=("int32", "float32", "int8", "int4", "mxint8"),
         default="int32",
-        help="int32: exact; float32: fixed point with per-block exponents (default int32)",
+        help="int32: exact; float32: fixed point with per-block exponents; int8 / int4: exact sums of "
+        "narrow integers, packed 4 / 8 to a word on the host link; mxint8: OCP MX blocks of 32 int8 under "
+        "an agreed E8M0 scale (docs/obstacles.md; default int32)",
     )
     p.add_argument(
         "--compare",
@@ -147,6 +149,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         summary["bit_identical"] = _identical([r for rep in incs for r in rep[:1]])
         summary["inc"]["seconds_each"] = [round(rep[0].seconds, 4) for rep in incs]  # type: ignore[index]
         summary["exact"] = all(r.exact for rep in incs for r in rep)
+    summary.update(_obstacle_keys(inc, incs, args))
     inc_goodput = sum(r.goodput for r in inc)
     for base in bases:
         summary[base.name] = base.summary()
@@ -183,6 +186,28 @@ def _against_bounds(inc, best, spec, ratio: float | None) -> dict[str, object]: 
     out["goal_met"] = ratio >= shortfall.GOAL * target
     if not out["goal_met"]:
         out["shortfall"] = shortfall.analyse(inc, best, -(-spec.elements // INC_LANES))
+    return out
+
+
+def _obstacle_keys(inc: list, incs: list, args: argparse.Namespace) -> dict[str, object]:  # type: ignore[type-arg]
+    """The keys every mode reports (docs/obstacles.md): error bound, bytes per link class (measured at
+    the switches' interfaces, all tenants), seconds, retransmissions, bit-identical results; for the
+    narrow integer modes what narrowing the exact sums back to the narrow type would cost."""
+    out: dict[str, object] = {
+        "error_bound": max(r.bound for r in inc),
+        "bytes": inc[0].extra.get("bytes"),
+        "seconds": round(max(r.seconds for r in inc), 4),
+        "retransmissions": sum(int(r.stats.get("retransmissions", 0)) for r in inc),
+        # one run: every worker holds the same bits; with --repeat: every repetition too
+        "bit_identical": _identical([rep[0] for rep in incs]),
+    }
+    if args.mode in ("int8", "int4"):
+        from edge import lowprec
+        from edge.runner import expected_sum
+
+        hosts = len(inc[0].digests) or 1
+        exact = expected_sum(args.seed + 1, list(range(hosts)), args.elements, args.mode)
+        out["narrowing"] = lowprec.narrowing_errors(exact, args.mode)
     return out
 
 
