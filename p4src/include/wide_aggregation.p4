@@ -2,8 +2,9 @@
    of contributions that Aggregation (include/aggregation.p4) has checked and hands on.
 
    A packed packet (a worker's int8 or int4) is first widened; a wide packet carries G = 4 or 8
-   consecutive chunks of a worker's stream, chunk c + g in cell index + 2g (the cell chunk c + g has in
-   int32 mode), and the state of all G lives in the cell of chunk c. The state machine is Aggregation's
+   consecutive chunks of a worker's stream: for wide32 chunk c + g in cell index + 2g (the cell chunk
+   c + g has in int32 mode), for wide16 chunks c + 2h and c + 2h + 1 together in cell index + 2h, as
+   the two 16-bit halves of each lane; the state of all G lives in the cell of chunk c. The state machine is Aggregation's
    (same counters' meaning, in wide_stats), on registers of its own: the int32 path's cells, lanes and
    header are untouched by the wide formats (and a software switch keeps its int32 lanes fused into one
    list operation: p4kit/switch/fusion.py). */
@@ -46,16 +47,14 @@
 #define INC_W32_STORE(H, I, i) wlane##i.write(I, H.v##i);
 #define INC_W32_ADD(H, I, i) wlane##i.read(acc, I); acc = acc + H.v##i; wlane##i.write(I, acc); H.v##i = acc;
 #define INC_W32_LOAD(H, I, i) wlane##i.read(acc, I); H.v##i = acc;
-/* wide16: two chunks of 64 x int16 in H (cells gi and gj), sign-extended into the 32-bit cells; the
-   sums leave in 16 bits, exact while they fit (the worker limits int4 jobs to 4096 workers) */
-#define INC_W16_STORE(H, I, i) \
-    wlane##i.write(gi, INC_SX16(H.v##i >> 16)); wlane##i.write(gj, INC_SX16(H.v##i));
+/* wide16: two chunks of 64 x int16 in H (the high and low halves of each word), kept as they are in
+   one cell: both halves are added at once, each mod 2^16 (the carry out of the low half is cut off).
+   The sums are exact while they fit 16 bits (the worker limits int4 jobs to 4096 workers). */
+#define INC_SWAR16_ADD(a, b) ((((a) & 0x7FFF7FFF) + ((b) & 0x7FFF7FFF)) ^ (((a) ^ (b)) & 0x80008000))
+#define INC_W16_STORE(H, I, i) wlane##i.write(I, H.v##i);
 #define INC_W16_ADD(H, I, i) \
-    wlane##i.read(acc, gi); acc = acc + INC_SX16(H.v##i >> 16); wlane##i.write(gi, acc); \
-    wlane##i.read(acc2, gj); acc2 = acc2 + INC_SX16(H.v##i); wlane##i.write(gj, acc2); \
-    H.v##i = (acc << 16) | (acc2 & 0xFFFF);
-#define INC_W16_LOAD(H, I, i) \
-    wlane##i.read(acc, gi); wlane##i.read(acc2, gj); H.v##i = (acc << 16) | (acc2 & 0xFFFF);
+    wlane##i.read(acc, I); acc = INC_SWAR16_ADD(acc, H.v##i); wlane##i.write(I, acc); H.v##i = acc;
+#define INC_W16_LOAD(H, I, i) wlane##i.read(acc, I); H.v##i = acc;
 
 /* the G chunks of a wide packet: op is store, add or load */
 #define INC_WIDE_CELLS(op) \
@@ -66,10 +65,10 @@
     gi = meta.inc.index + 4; w32_##op##2(); \
     gi = meta.inc.index + 6; w32_##op##3();
 #define INC_WIDE16_CELLS(op) \
-    gi = meta.inc.index;      gj = meta.inc.index + 2;  w16_##op##0(); \
-    gi = meta.inc.index + 4;  gj = meta.inc.index + 6;  w16_##op##1(); \
-    gi = meta.inc.index + 8;  gj = meta.inc.index + 10; w16_##op##2(); \
-    gi = meta.inc.index + 12; gj = meta.inc.index + 14; w16_##op##3();
+    gi = meta.inc.index;     w16_##op##0(); \
+    gi = meta.inc.index + 2; w16_##op##1(); \
+    gi = meta.inc.index + 4; w16_##op##2(); \
+    gi = meta.inc.index + 6; w16_##op##3();
 
 control WideAggregation(inout headers_t hdr, inout metadata_t meta,
                         inout standard_metadata_t std_meta) {
@@ -82,9 +81,7 @@ control WideAggregation(inout headers_t hdr, inout metadata_t meta,
     INC_LANES_64(INC_WIDE_LANE_REGISTER)
 
     bit<32> acc;
-    bit<32> acc2;
-    bit<32> gi;          /* the cells of the chunk(s) an action works on */
-    bit<32> gj;
+    bit<32> gi;          /* the cell an action works on */
     bit<32> chunk;
     bit<64> bitmap;
     bit<16> arrivals;
