@@ -177,7 +177,7 @@ def plan_items(
     return items
 
 
-RESET_REGISTERS = ("cell_chunk", "cell_arrivals")
+RESET_REGISTERS = ("cell_chunk", "cell_arrivals", "wcell_chunk", "wcell_arrivals")  # int32 and wide cells
 WRITE_BATCH = 2048  # updates per Write: a pool's worth of resets in one call outlives any deadline
 
 

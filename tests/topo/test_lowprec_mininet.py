@@ -24,18 +24,25 @@ def _run(running, mode: str):  # type: ignore[no-untyped-def]
 
 
 def test_int8_and_int4_sums_are_exact_with_a_quarter_and_an_eighth_of_the_host_bytes(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
+    """Bytes as the switches' interfaces count them, less the retransmissions (every one a 322-byte
+    frame, in all three modes; their number depends on the run's losses, not on the format)."""
+    from edge.protocol import FRAME_LEN
     from edge.runner import expected_sum
 
     seed = 1 + 1  # run_inc's tenant 1
-    base = _run(wan3_lossy, "int32")
-    moved = {"int32": base.extra["bytes"]}
-    for mode, share in (("int8", 4), ("int4", 8)):
+    first: dict[str, float] = {}
+    moved = {}
+    for mode in ("int32", "int8", "int4"):
         res = _run(wan3_lossy, mode)
-        total = expected_sum(seed, list(range(6)), ELEMENTS, mode)
-        lo = -(1 << (7 if mode == "int8" else 3))
-        assert total.min() < lo and total.max() > -lo - 1, "the inputs' sums must overflow the narrow type"
         moved[mode] = res.extra["bytes"]
-        # retransmissions add a little to both runs (2 % loss on the WAN, none on host links)
-        assert moved[mode]["host_up"] <= moved["int32"]["host_up"] / share * 1.05, moved
-        assert moved[mode]["wan"] < moved["int32"]["wan"], moved
+        first[mode] = moved[mode]["host_up"] - res.stats["retransmissions"] * FRAME_LEN
+        if mode != "int32":
+            total = expected_sum(seed, list(range(6)), ELEMENTS, mode)
+            lo = -(1 << (7 if mode == "int8" else 3))
+            assert total.min() < lo and total.max() > -lo - 1, "the sums must overflow the narrow type"
+            assert moved[mode]["wan"] < moved["int32"]["wan"], moved
+    # a little other traffic (neighbour discovery) shares the host links: 2 % of int32's bytes
+    slack = 0.02 * first["int32"]
+    assert first["int8"] <= first["int32"] / 4 + slack, (first, moved)
+    assert first["int4"] <= first["int32"] / 8 + slack, (first, moved)
     print(moved)
