@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from controller.fabric import Fabric
-from controller.inc.allocation import Allocator, CellRange
+from controller.inc.allocation import AllocationError, Allocator, CellRange
 from controller.inc.trees import Tree, TreeError, plan_tree
 from edge.protocol import MAX_TENANT, worker_port
 from edge.spec import MAX_EPOCH, RoundSpec, WorkerSpec
@@ -201,3 +201,31 @@ def plan_job(
             allocator.release(owner)
         raise
     return plan
+
+
+def plan_job_with_fewer_slots(
+    fabric: Fabric,
+    allocator: Allocator,
+    tenant: int,
+    rounds: list[list[list[str]]],
+    nslots: int = DEFAULT_SLOTS,
+    min_slots: int = 1,
+    epoch: int | None = None,
+) -> JobPlan:
+    """Admission for shared switches: plan_job with `nslots` slots, or, where the switches' cells do not
+    hold that many, with fewer - halved until they fit, never below `min_slots` (a job with fewer slots
+    has a smaller window, so it runs slower but exactly). The plan's `nslots` says what was granted.
+    Halving keeps a multiple of 8 where it can, so the packed formats (int4 packs 8 chunks) still fit.
+    Raises AllocationError, with nothing allocated, when not even `min_slots` fit: the caller then runs
+    the job on the host path (ATP's best effort) or refuses it."""
+    if not 1 <= min_slots <= nslots:
+        raise TreeError(f"min_slots must be in 1..{nslots}, got {min_slots}")
+    slots = nslots
+    while True:
+        try:
+            return plan_job(fabric, allocator, tenant, rounds, slots, epoch)
+        except AllocationError:
+            if slots <= min_slots:
+                raise
+            half = slots // 2
+            slots = max(min_slots, half - half % 8 if half >= 8 else half)
