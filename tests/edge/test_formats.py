@@ -134,6 +134,22 @@ def test_frame_checksums_agree_with_scapy() -> None:
     assert raw(again) == f
 
 
+def test_the_scapy_layer_reads_the_header_as_the_workers_write_it() -> None:
+    """edge.scapy_inc (for experiments by hand) names every header byte as edge.protocol packs it,
+    the value layout (`format`) included."""
+    from edge.protocol import FMT_INT8
+    from edge.scapy_inc import INC
+
+    header = IncHeader(9, 2, 5, 1234, flags=0x02, epoch=77, format=FMT_INT8)
+    pkt = INC(encode(header, np.zeros(INC_LANES, dtype=np.uint32)))
+    assert (pkt.tenant, pkt.round, pkt.slot, pkt.chunk, pkt.epoch) == (9, 2, 5, 1234, 77)
+    assert pkt.format == FMT_INT8 and pkt.sprintf("%INC.format%") == "int8"
+    assert (
+        raw(INC(tenant=9, round=2, slot=5, chunk=1234, flags=0x02, epoch=77, format=FMT_INT8))
+        == header.pack()
+    )
+
+
 @settings(max_examples=300, deadline=None)
 @given(a=st.integers(0, SERIAL_MOD - 1), d=st.integers(-(2**31) + 1, 2**31 - 1))
 def test_serial_distance_is_wrap_safe(a: int, d: int) -> None:
