@@ -20,12 +20,9 @@ Needs root and a running WAN with its controller:
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from edge import edge_float  # noqa: E402
 from topo import detach  # noqa: E402
+from topo.demo import DemoSession, around_wan, demo_tenant  # noqa: E402
 from topo.edge_job import run_edge_job  # noqa: E402
 from topo.edge_run import float_vectors, replay, site_vectors  # noqa: E402
 
@@ -59,87 +57,69 @@ def main() -> int:
     p.add_argument("--start", action="store_true", help="bring the nine-site WAN up first and stop it after")
     p.add_argument("--sites", help="with --start: the sites (default all nine)")
     args = p.parse_args()
-    state_file = detach.state_path(args.state)
-    if args.start:
-        cmd = [sys.executable, "-m", "topo.cli", "run", "--detach", "--workers-per-site", "1"]
-        cmd += ["--sites", args.sites] if args.sites else []
-        say("bringing the WAN up: " + " ".join(cmd[2:]))
-        if subprocess.run(cmd, cwd=ROOT).returncode != 0:
-            return 1
-    try:
-        return run(args, state_file)
-    finally:
-        if args.start:
-            subprocess.run([sys.executable, "-m", "topo.cli", "stop"], cwd=ROOT)
+    return around_wan(args.start, args.sites, say, lambda: run(args, detach.state_path(args.state)))
 
 
 def run(args: argparse.Namespace, state_file: Path) -> int:
-    state = detach.read_state(state_file)
-    url = state["controller"]["url"]
-    admin_token = Path(state["admin_token_file"]).read_text().strip()
-    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=300)
-    topo = admin.get("/topology").json()
-    sites = [s["name"] for s in topo["sites"]]
-    workers = [h["name"] for h in topo["hosts"] if h["role"] == "worker"]
-    name = f"edge-demo-{int(time.time()) % 100000}"
-    token = admin.post("/tenants", json={"name": name}).json()["token"]
-    me = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=300)
-    try:
-        body: dict = {"name": "edge-demo", "workers": workers, "format": args.format}
-        if args.all_to_all:
-            body.update(strategy="edge-all-to-all")
-            body["edge"] = {"memory": args.memory, "size": args.size, "max_rate_mbit": args.max_rate}
-        else:
-            body.update(strategy="edge-cliques")
-            body["schedule"] = {"mode": "auto", "memory": args.memory, "size": args.size}
-            body["edge"] = {"max_rate_mbit": args.max_rate}
-        say(f"{len(sites)} sites; POST /jobs {body['strategy']} (memory {args.memory}, size {args.size})")
-        r = me.post("/jobs", json=body)
-        if r.status_code != 201:
-            say(f"job refused: {r.status_code} {r.json().get('error', r.text)}")
-            return 1
-        job = r.json()
-        edge = job["edge"]
-        st = edge["stage"]
-        say(
-            f"job {job['id']}: {job['schedule']['source']}, {len(edge['rounds'])} data-plane round(s); links "
-            f"paced for {st['wire_mbit']:g} Mbit/s (x{st['scale']:.3g}): stage memory {st['memory_bytes']} B "
-            f"({st['accumulators']} accumulators), vector {st['chunks']} chunks; predicted {edge['predicted_s']:.3f} s"
+    with demo_tenant(state_file, "edge-demo") as demo:
+        return run_job(args, demo)
+
+
+def run_job(args: argparse.Namespace, demo: DemoSession) -> int:
+    state, me, sites = demo.state, demo.client, demo.sites
+    workers = [h["name"] for h in demo.topology["hosts"] if h["role"] == "worker"]
+    body: dict = {"name": "edge-demo", "workers": workers, "format": args.format}
+    if args.all_to_all:
+        body.update(strategy="edge-all-to-all")
+        body["edge"] = {"memory": args.memory, "size": args.size, "max_rate_mbit": args.max_rate}
+    else:
+        body.update(strategy="edge-cliques")
+        body["schedule"] = {"mode": "auto", "memory": args.memory, "size": args.size}
+        body["edge"] = {"max_rate_mbit": args.max_rate}
+    say(f"{len(sites)} sites; POST /jobs {body['strategy']} (memory {args.memory}, size {args.size})")
+    r = me.post("/jobs", json=body)
+    if r.status_code != 201:
+        say(f"job refused: {r.status_code} {r.json().get('error', r.text)}")
+        return 1
+    job = r.json()
+    edge = job["edge"]
+    st = edge["stage"]
+    say(
+        f"job {job['id']}: {job['schedule']['source']}, {len(edge['rounds'])} data-plane round(s); links "
+        f"paced for {st['wire_mbit']:g} Mbit/s (x{st['scale']:.3g}): stage memory {st['memory_bytes']} B "
+        f"({st['accumulators']} accumulators), vector {st['chunks']} chunks; predicted {edge['predicted_s']:.3f} s"
+    )
+    for rnd in edge["rounds"]:
+        cl = "  ".join(
+            "+".join(c["members"]) + f" ({c['limit']}, {c['rate_mbit']:.3g} Mbit/s)" for c in rnd["cliques"]
         )
-        for rnd in edge["rounds"]:
-            cl = "  ".join(
-                "+".join(c["members"]) + f" ({c['limit']}, {c['rate_mbit']:.3g} Mbit/s)"
-                for c in rnd["cliques"]
-            )
-            say(f"  round {rnd['round']} [{rnd['kind']}]: {cl}; {len(rnd['groups'])} multicast groups")
-        make = float_vectors if args.format == "float32" else site_vectors
-        vectors = make(list(edge["sites"]), st["chunks"], 7)
-        schedule = job["schedule"]["sites"]
-        out = Path(state["run_dir"]) / "edge-demo" / str(job["id"])
-        run_ = run_edge_job(state, job, vectors, out)
-        if run_.errors:
-            for e in run_.errors:
-                say(f"FAILED: {e}")
-            return 1
-        want = {s: v for s, (v, _) in replay(vectors, schedule).items()}
-        if args.format == "float32":
-            fixed, _exact, _bound = edge_float.replay(vectors, schedule)
-            want = {s: v.view(np.uint32) for s, v in fixed.items()}
-        site_of = {w["host"]: w["site"] for w in job["workers"]}
-        ok = all(np.array_equal(run_.results[h], want[site_of[h]]) for h in run_.results)
-        ok = ok and len(run_.results) == len(job["workers"])
-        say(f"measured {run_.measured_s():.3f} s against {edge['predicted_s']:.3f} s predicted")
-        counters = me.get(f"/jobs/{job['id']}").json()["counters"]
-        for rnd in counters["per_round"]:
-            say(
-                f"  round {rnd['round']}: {sum(s['packets'] for s in rnd['streams'].values())} stream packets "
-                f"from {len(rnd['streams'])} sites, {rnd['tree_packets']} handed on by the trees' switches"
-            )
-        say("every worker holds what the schedule gives" if ok else "some worker does NOT hold its result")
-        me.delete(f"/jobs/{job['id']}")
-        return 0 if ok else 1
-    finally:
-        admin.delete(f"/tenants/{name}")
+        say(f"  round {rnd['round']} [{rnd['kind']}]: {cl}; {len(rnd['groups'])} multicast groups")
+    make = float_vectors if args.format == "float32" else site_vectors
+    vectors = make(list(edge["sites"]), st["chunks"], 7)
+    schedule = job["schedule"]["sites"]
+    out = Path(state["run_dir"]) / "edge-demo" / str(job["id"])
+    run_ = run_edge_job(state, job, vectors, out)
+    if run_.errors:
+        for e in run_.errors:
+            say(f"FAILED: {e}")
+        return 1
+    want = {s: v for s, (v, _) in replay(vectors, schedule).items()}
+    if args.format == "float32":
+        fixed, _exact, _bound = edge_float.replay(vectors, schedule)
+        want = {s: v.view(np.uint32) for s, v in fixed.items()}
+    site_of = {w["host"]: w["site"] for w in job["workers"]}
+    ok = all(np.array_equal(run_.results[h], want[site_of[h]]) for h in run_.results)
+    ok = ok and len(run_.results) == len(job["workers"])
+    say(f"measured {run_.measured_s():.3f} s against {edge['predicted_s']:.3f} s predicted")
+    counters = me.get(f"/jobs/{job['id']}").json()["counters"]
+    for rnd in counters["per_round"]:
+        say(
+            f"  round {rnd['round']}: {sum(s['packets'] for s in rnd['streams'].values())} stream packets "
+            f"from {len(rnd['streams'])} sites, {rnd['tree_packets']} handed on by the trees' switches"
+        )
+    say("every worker holds what the schedule gives" if ok else "some worker does NOT hold its result")
+    me.delete(f"/jobs/{job['id']}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
