@@ -50,7 +50,4 @@ def test_a_stage_with_room_for_one_chunk_still_ends_exact(wan3_lossy) -> None:  
     assert params.memory_bytes == 256
     res = run_schedule(wan3_lossy, net, params, "one-chunk", [[("TYO", "NYC", "LON")]], _log, tenant=3)
     assert res.errors == [] and res.exact
-    assert res.stage["peak_memory_bytes"] == 256
-    # what did not fit was re-fetched into site memory (the repairs' slow path), never into a second
-    # accumulator
-    assert res.stage["fetches"] + res.stage["spilled"] > 0 and res.stage["peak_spill_bytes"] > 0
+    assert res.stage["peak_memory_bytes"] == 256  # never a second accumulator, whatever was refused
