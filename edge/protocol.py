@@ -27,7 +27,15 @@ FMT_INT8 = 1  # packed: 4 chunks, word i = lane i of chunks 0..3 as int8 (chunk 
 FMT_INT4 = 2  # packed: 8 chunks, word i = lane i of chunks 0..7 as int4 (chunk 0 in the top nibble)
 FMT_WIDE32 = 3  # wide: 4 chunks of 64 x int32, one after the other
 FMT_WIDE16 = 4  # wide: 8 chunks of 64 x int16; 64-word block h holds chunks 2h (high half) and 2h+1
-GROUPS = {FMT_INT32: 1, FMT_INT8: 4, FMT_INT4: 8, FMT_WIDE32: 4, FMT_WIDE16: 8}  # chunks per packet
+FMT_EMPTY = 5  # no values: a chunk that is all zero at its sender (sparse mode: edge/sparse.py)
+GROUPS = {
+    FMT_INT32: 1,
+    FMT_INT8: 4,
+    FMT_INT4: 8,
+    FMT_WIDE32: 4,
+    FMT_WIDE16: 8,
+    FMT_EMPTY: 1,
+}  # chunks per packet
 WIDE_OF = {FMT_INT32: FMT_INT32, FMT_INT8: FMT_WIDE32, FMT_INT4: FMT_WIDE16}  # what the switches send back
 
 F_RESULT = 0x01
@@ -137,7 +145,16 @@ def is_wide(fmt: int) -> bool:
 
 def packet_len(fmt: int) -> int:
     """The UDP payload length of an INC packet in format `fmt`."""
+    if fmt == FMT_EMPTY:
+        return HEADER_LEN
     return WIDE_PACKET_LEN if is_wide(fmt) else PACKET_LEN
+
+
+def encode_empty(header: IncHeader) -> bytes:
+    """An empty contribution (sparse mode): the header alone, format FMT_EMPTY and count 0. It tells the
+    switch that this sender's chunk is zero, so the chunk completes without its values travelling."""
+    header.format, header.count = FMT_EMPTY, 0
+    return header.pack()
 
 
 def encode(header: IncHeader, lanes: np.ndarray) -> bytes:
@@ -152,16 +169,19 @@ def encode(header: IncHeader, lanes: np.ndarray) -> bytes:
 
 def decode(data: bytes | memoryview) -> tuple[IncHeader, np.ndarray]:
     """Header and values (uint32 words) of an INC payload; raises MalformedPacket on a bad packet (one INC
-    packet is exactly PACKET_LEN bytes, or WIDE_PACKET_LEN in a wide format)."""
-    if len(data) not in (PACKET_LEN, WIDE_PACKET_LEN):
+    packet is exactly PACKET_LEN bytes, WIDE_PACKET_LEN in a wide format, or HEADER_LEN when empty: its
+    values are INC_LANES zeros)."""
+    if len(data) not in (PACKET_LEN, WIDE_PACKET_LEN, HEADER_LEN):
         raise MalformedPacket(
-            f"an INC packet is {PACKET_LEN} bytes ({WIDE_PACKET_LEN} wide), got {len(data)}"
+            f"an INC packet is {PACKET_LEN} bytes ({WIDE_PACKET_LEN} wide, {HEADER_LEN} empty), got {len(data)}"
         )
     header = IncHeader.unpack(data)
     if header.version != INC_VERSION:
         raise MalformedPacket(f"INC version {header.version}, expected {INC_VERSION}")
     if header.format not in GROUPS or len(data) != packet_len(header.format):
         raise MalformedPacket(f"INC format {header.format} in a packet of {len(data)} bytes")
+    if header.format == FMT_EMPTY:
+        return header, np.zeros(INC_LANES, dtype=np.uint32)
     words = (len(data) - HEADER_LEN) // 4
     lanes = np.frombuffer(data, dtype=LANE_DTYPE, count=words, offset=HEADER_LEN).astype(np.uint32)
     return header, lanes

@@ -35,9 +35,11 @@ from edge.protocol import (
     F_RESULT,
     F_RETRANSMIT,
     F_VERSION,
+    FMT_EMPTY,
     FMT_INT32,
     FRAME_OVERHEAD,
     GROUPS,
+    HEADER_LEN,
     INC_LANES,
     INC_UDP_PORT,
     KIND_SUM,
@@ -48,6 +50,7 @@ from edge.protocol import (
     chunk_space,
     decode,
     encode,
+    encode_empty,
     packet_len,
     slot_of,
     worker_port,
@@ -236,7 +239,11 @@ class ReduceStream:
     In a packed format (`fmt` FMT_INT8 or FMT_INT4, edge.protocol) each row is one packet that carries G
     = 4 or 8 consecutive chunks (chunk numbers first + G*i .. + G - 1, so `first_chunk` must be a multiple
     of G, as must the job's slots), and each result is one wide packet with all G sums: rows of
-    WIDE_WORDS words come back."""
+    WIDE_WORDS words come back.
+
+    Sparse (int32 only, edge.sparse): `present[i]` False sends row i as an empty contribution (the header
+    alone: the row is zero here), and `counts[i]` is the number of workers whose contributions the result
+    of row i must sum (those that sent values), instead of all the job's workers."""
 
     def __init__(
         self,
@@ -249,7 +256,11 @@ class ReduceStream:
         transmit: Callable[[bytes], bool],
         now: float,
         fmt: int = FMT_INT32,
+        present: np.ndarray | None = None,
+        counts: np.ndarray | None = None,
     ) -> None:
+        if (present is not None or counts is not None) and fmt != FMT_INT32:
+            raise ValueError("empty contributions (sparse rows) exist for int32 lanes only")
         if job.nslots < 1:
             raise ValueError("a job needs at least one slot")
         if fmt not in WIDE_OF:
@@ -275,6 +286,7 @@ class ReduceStream:
         self.next_index = 0
         self.last_progress = now
         self.source = (job.switch_ip, INC_UDP_PORT)
+        self.present, self.counts = present, counts
 
     @property
     def finished(self) -> bool:
@@ -294,7 +306,10 @@ class ReduceStream:
             epoch=self.job.epoch,
             format=self.fmt,
         )
-        payload = encode(header, self.lanes[index])
+        if self.present is None or self.present[index]:
+            payload = encode(header, self.lanes[index])
+        else:
+            payload = encode_empty(header)
         if not self.transmit(payload):
             return False
         self.stats.packets_sent += 1
@@ -334,7 +349,10 @@ class ReduceStream:
         """Take one datagram; True when it was a new result of this stream."""
         job = self.job
         self.stats.bytes_received += len(payload) + FRAME_OVERHEAD
-        if len(payload) != self.reply_len or source != self.source:
+        sparse = self.counts is not None
+        if (len(payload) != self.reply_len and not (sparse and len(payload) == HEADER_LEN)) or (
+            source != self.source
+        ):
             self.stats.rejected += 1
             return False
         try:
@@ -350,7 +368,7 @@ class ReduceStream:
         if (
             header.round != job.round
             or header.kind != self.kind
-            or header.format != self.reply_fmt
+            or (header.format != self.reply_fmt and not (sparse and header.format == FMT_EMPTY))
             or not 0 <= index < self.total
             or self.done[index]
         ):
@@ -361,10 +379,16 @@ class ReduceStream:
         if header.slot != slot or bool(header.flags & F_VERSION) != bool(copy):
             self.stats.rejected += 1
             return False
-        if header.count != job.workers:
+        expected = job.workers if self.counts is None else int(self.counts[index])
+        if header.count != expected:
             raise IncProtocolError(
-                f"chunk {header.chunk}: the result sums {header.count} contributions, but the job "
-                f"has {job.workers} workers: the tree installed in the switches does not match"
+                f"chunk {header.chunk}: the result sums {header.count} contributions, but "
+                + (
+                    f"the job has {job.workers} workers"
+                    if self.counts is None
+                    else f"{expected} workers sent values"
+                )
+                + ": the tree installed in the switches does not match"
             )
         self.result[index] = values
         self.done[index] = True
@@ -473,9 +497,17 @@ class IncWorker:
             return False
         return True
 
-    def reduce_lanes(self, lanes: np.ndarray, kind: int, fmt: int = FMT_INT32) -> np.ndarray:
+    def reduce_lanes(
+        self,
+        lanes: np.ndarray,
+        kind: int,
+        fmt: int = FMT_INT32,
+        present: np.ndarray | None = None,
+        counts: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Reduce rows of 64 uint32 lanes over all workers; returns the reduced rows. In a packed format
-        each row carries several chunks and comes back as one wide row (ReduceStream)."""
+        each row carries several chunks and comes back as one wide row; `present` and `counts` make the
+        rows sparse (ReduceStream)."""
         groups = GROUPS[fmt]
         gap = -self.next_chunk % groups
         if gap:
@@ -486,7 +518,17 @@ class IncWorker:
         started = time.monotonic()
         first = self.next_chunk
         stream = ReduceStream(
-            self.job, lanes, kind, first, self.timing, self.stats, self._transmit, started, fmt
+            self.job,
+            lanes,
+            kind,
+            first,
+            self.timing,
+            self.stats,
+            self._transmit,
+            started,
+            fmt,
+            present,
+            counts,
         )
         self.next_chunk = (first + groups * lanes.shape[0]) % stream.space
         buf = bytearray(2048)
