@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from edge import lowprec
-from edge.hierarchical import HierarchicalComm
+from edge.hierarchical import HIER_PORT, HierarchicalComm
 from edge.ring import Peer, ps_allreduce, ring_allreduce
 from edge.secure import PairwiseMasks, publish_and_collect
 from edge.spec import WorkerSpec
@@ -62,6 +62,9 @@ def run(spec: dict) -> dict:
         masks = PairwiseMasks(key, peers, spec["rank"], worker_spec.tenant, worker_spec.epoch)
         key_exchange_s = time.time() - k0
     algo = spec["algorithm"]
+    if algo != "inc" and data.dtype == np.int8:
+        # a host sum of narrow integers is taken as wide as INC takes it (edge/lowprec.py), not wrapped
+        data = data.astype(np.int32)
     stats: dict = {}
     comm = None
     if algo == "hierarchical":
@@ -69,7 +72,9 @@ def run(spec: dict) -> dict:
         w0 = time.time()
         peers = [Peer(p["rank"], p["ip"]) for p in spec["peers"]]
         sites = [p["site"] for p in spec["peers"]]
-        comm = HierarchicalComm(spec["rank"], peers, sites, timeout_s=float(spec.get("timeout_s", 300)))
+        comm = HierarchicalComm(
+            spec["rank"], peers, sites, int(spec.get("port", HIER_PORT)), float(spec.get("timeout_s", 300))
+        )
         comm.allreduce(np.zeros_like(data))
         stats["warmup_s"] = round(time.time() - w0, 4)
     start_at = float(spec.get("start_at", 0))
@@ -93,7 +98,10 @@ def run(spec: dict) -> dict:
                 result = comm.allreduce(data)
         else:
             fn = ring_allreduce if algo == "ring" else ps_allreduce
-            result = fn(data, spec["rank"], peers, timeout_s=timeout)
+            if "port" in spec:  # several host jobs on the same hosts: each its own ports
+                result = fn(data, spec["rank"], peers, int(spec["port"]), timeout_s=timeout)
+            else:
+                result = fn(data, spec["rank"], peers, timeout_s=timeout)
     else:
         raise ValueError(f"unknown algorithm {algo!r}")
     t1 = time.time()
