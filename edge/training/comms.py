@@ -8,14 +8,17 @@ the element-wise sum over all workers (float32 or int32 in, same dtype out).
   by mpirun (topo/train_run.py, edge/mpi_launch.py), which keeps its connections for the whole run.
 - core-tree: INC through the switches (edge/worker.py) on the job the controller installed; int32 for
   the exact format, float32 block fixed point otherwise.
-
-edge-cliques is refused with the reason (UNAVAILABLE) rather than imitated.
+- edge-cliques: Edge-INC (edge/edge_site.py): the worker hands its vector to its site's edge host over a
+  kept TCP connection, the edge hosts run the schedule's rounds of cliques (streams replicated by the
+  switches, summed by the stages) and hand back the sum over all workers; int32 for the exact format,
+  the stages' block fixed point for float32.
 """
 
 from __future__ import annotations
 
 import socket
 import threading
+import time
 from typing import Protocol
 
 import numpy as np
@@ -26,11 +29,9 @@ from edge.ring import RING_PORT, Peer
 from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
-STRATEGIES = ("ring", "hierarchical", "mpi", "core-tree")
-UNAVAILABLE = {
-    "edge-cliques": "training over the Edge-INC stages is not wired yet: the stages carry sums of one "
-    "schedule run at a time (tributary schedule --run), not a worker's allreduce per step",
-}
+STRATEGIES = ("ring", "hierarchical", "mpi", "core-tree", "edge-cliques")
+UNAVAILABLE: dict[str, str] = {}  # strategy -> why this build cannot run it
+EDGE_FEED_PORT = 47004  # an edge host's TCP port for its site's workers' vectors (edge.edge_site.Feed)
 
 
 class Comm(Protocol):
@@ -166,3 +167,38 @@ class IncComm:
 
     def close(self) -> None:
         self.worker.close()
+
+
+class EdgeComm:
+    """The sum over all workers through the Edge-INC stages: this worker's vector to its site's edge
+    host, the site's result (the exact sum after the schedule's cycle) back, over one kept connection.
+    The edge host adds its workers' vectors, so a site's workers together are one contribution there."""
+
+    def __init__(
+        self, edge_ip: str, port: int = EDGE_FEED_PORT, timeout_s: float = 120.0, source_ip: str = ""
+    ) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                src = (source_ip, 0) if source_ip else None
+                self.sock = socket.create_connection((edge_ip, port), timeout=timeout_s, source_address=src)
+                break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise ConnectionError(
+                        f"edge host {edge_ip}:{port} not reachable within {timeout_s:g} s: {exc}"
+                    ) from None
+                time.sleep(0.1)
+        self.sock.settimeout(timeout_s)
+        tune(self.sock)
+
+    def sum(self, payload: np.ndarray) -> np.ndarray:
+        flat = np.ascontiguousarray(payload).reshape(-1)
+        send_array(self.sock, flat)
+        out = recv_array(self.sock, flat.dtype)
+        if out.size != flat.size:
+            raise ConnectionError(f"the edge host answered {out.size} values for {flat.size}")
+        return out.reshape(payload.shape).copy()
+
+    def close(self) -> None:
+        self.sock.close()

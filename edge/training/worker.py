@@ -4,7 +4,7 @@ spec then lists every rank's part under "ranks").
 The spec (JSON, written by topo/train_run.py) gives the strategy, this worker's rank, its peers (rank,
 IP, site), for core-tree the INC job (an edge.spec.WorkerSpec under "worker"), the training
 configuration (edge.training.loop.TrainConfig under "train"), and where to write the report and, for
-rank 0, one progress line per step. Connections are opened and warmed by one untimed allreduce before
+rank 0, one progress line per step; for edge-cliques its site's edge host ("edge_ip"). Connections are opened and warmed by one untimed allreduce before
 the first step (which also waits for the slowest worker to start), so step 0 times the allreduce, not
 process start-up.
 """
@@ -23,7 +23,16 @@ import numpy as np
 from edge.ring import Peer
 from edge.spec import WorkerSpec
 from edge.training import wire
-from edge.training.comms import Comm, HierComm, IncComm, MpiComm, RingComm, check_strategy
+from edge.training.comms import (
+    EDGE_FEED_PORT,
+    Comm,
+    EdgeComm,
+    HierComm,
+    IncComm,
+    MpiComm,
+    RingComm,
+    check_strategy,
+)
 from edge.training.loop import StepRecord, TrainConfig, train
 from edge.training.model import Mlp
 
@@ -39,6 +48,8 @@ def open_comm(spec: dict, cfg: TrainConfig) -> Comm:
         return MpiComm()
     if strategy == "hierarchical":
         return HierComm(spec["rank"], peers, [p["site"] for p in spec["peers"]], timeout_s=timeout)
+    if strategy == "edge-cliques":
+        return EdgeComm(spec["edge_ip"], int(spec.get("edge_port", EDGE_FEED_PORT)), timeout_s=timeout)
     return IncComm(WorkerSpec.model_validate(spec["worker"]), exact=cfg.fmt == "exact")
 
 
