@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edge import formats
+from edge import formats, sparse
 from edge.protocol import (
     F_RESULT,
     F_RETRANSMIT,
@@ -445,6 +445,7 @@ class IncWorker:
     next_chunk: int = 0
     stats: TransferStats = field(default_factory=TransferStats)
     timings: dict[int, PathTiming] = field(default_factory=dict)
+    sparse_report: dict[str, object] | None = None  # what the last sparse allreduce did (edge.sparse)
 
     def __post_init__(self) -> None:
         if self.job.nslots < 1:
@@ -471,7 +472,11 @@ class IncWorker:
     # --- public collectives ---------------------------------------------------------------------------
 
     def allreduce(
-        self, values: np.ndarray, mode: str = "int32", masks: PairwiseMasks | None = None
+        self,
+        values: np.ndarray,
+        mode: str = "int32",
+        masks: PairwiseMasks | None = None,
+        density: float | None = None,
     ) -> np.ndarray:
         """The element-wise sum over all workers of the job, with the input's shape.
 
@@ -481,7 +486,18 @@ class IncWorker:
         would, without disturbing the block's other values. "int8" / "int4": exact sums (int32) of narrow
         integers, packed 4 / 8 to a word towards the switch (edge.lowprec). With `masks` (edge.secure) every
         sum travels masked, and the result is the same (narrow inputs then travel as int32 lanes: masks
-        mod 2^32 cancel only in full-width sums)."""
+        mod 2^32 cancel only in full-width sums). "sparse": exact int32 sums of block-sparse input, where
+        only the blocks some worker holds travel with values (edge.sparse; `density` is the top-k fraction
+        every worker uses, if the job has one; the call's report is kept in `sparse_report`)."""
+        if mode == "sparse":
+            if masks is not None:
+                raise ValueError("sparse mode cannot be masked: masks make every block dense")
+            groups = max(g for g in (8, 4, 1) if self.job.nslots % g == 0)
+            result, report = sparse.sparse_allreduce(
+                self.reduce_lanes, values, self.job.workers, density, max_groups=groups
+            )
+            self.sparse_report = report.as_dict()
+            return result
         reduce = self.reduce_lanes if masks is None else masked(self.reduce_lanes, masks)
         groups = 1 if masks is not None else max(g for g in (8, 4, 1) if self.job.nslots % g == 0)
         if mode in ("int8", "int4", "mxint8") and groups == 1:
