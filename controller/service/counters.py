@@ -32,6 +32,10 @@ STAT_NAMES = (
     "completed",
     "resent",
     "result_down",
+    "wrong_epoch",
+    "bad_checksum",
+    "empty_in",  # empty contributions (sparse mode: a sender's all-zero chunk)
+    "empty_out",  # aggregates that left without values (no contribution below had any)
 )
 
 
