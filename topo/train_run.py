@@ -1,7 +1,8 @@
 """Running `tributary train` on the emulated WAN: one training worker process per worker host, one run per
 strategy on the same model, data split and seeds, and the runs compared step by step.
 
-For core-tree an INC job over all workers is installed in the switches for the run and removed after it.
+For core-tree an INC job over all workers is installed in the switches for the run and removed after it;
+for edge-cliques the schedule's trees, and one Edge-INC site process per edge host (topo/train_edge.py).
 While a run goes, rank 0's per-step lines are relayed as progress. A run's times are rank 0's: compute is
 its gradient passes, communication its allreduce calls (which include waiting for slower workers). Each
 run carries its strategy's lower bound for one step's allreduce (topo/bounds.py: bytes over the busiest
@@ -42,6 +43,7 @@ class StrategyRun:
     wall_s: float = 0.0
     setup_s: float = 0.0
     bound_step_s: float = 0.0  # the strategy's lower bound for one allreduce of the payload (topo/bounds.py)
+    edge: dict[str, object] = field(default_factory=dict)  # edge-cliques: schedule, predicted and measured
 
     @property
     def compute_s(self) -> float:
@@ -88,6 +90,8 @@ class StrategyRun:
         }
         if self.stats:
             out["stats"] = self.stats
+        if self.edge:
+            out["edge"] = self.edge
         if self.errors:
             out["errors"] = self.errors
         return out
@@ -112,6 +116,7 @@ def run_strategy(
     progress: Callable[[str], None],
     stall_timeout_s: float = 30.0,
     every: int = 10,
+    edge_schedule: str = "best",
 ) -> StrategyRun:
     """Train once with `strategy` on every worker host of the running WAN."""
     hosts = worker_hosts(running)
@@ -141,6 +146,9 @@ def run_strategy(
     if strategy == "mpi":
         _launch_mpi(running, hosts, specs, run, progress, every, out_dir)
         return run
+    if strategy == "edge-cliques":
+        _run_edge(running, cfg, specs, run, progress, every, out_dir, stall_timeout_s, edge_schedule, syncs)
+        return run
     if strategy != "core-tree":
         _launch(running, specs, run, progress, every)
         return run
@@ -163,6 +171,50 @@ def run_strategy(
         for owner in plan.owner_keys:
             allocator.release(owner)
     return run
+
+
+def _run_edge(
+    running: RunningWan,
+    cfg: TrainConfig,
+    specs: dict[str, dict],
+    run: StrategyRun,
+    progress: Callable[[str], None],
+    every: int,
+    out_dir: Path,
+    stall_timeout_s: float,
+    schedule: str,
+    syncs: int,
+) -> None:
+    """Edge-INC: one cycle of the schedule per synchronisation (and one for the untimed warm-up)."""
+    from topo.train_edge import plan_cycle, run_edge_training, summarise
+
+    try:
+        cycle = plan_cycle(running, Mlp(hidden=cfg.hidden).size, cfg.fmt, schedule)
+    except ValueError as exc:
+        run.errors = [f"edge-cliques: {exc}"]
+        return
+    run.bound_step_s = cycle.predicted_s * syncs / cfg.steps
+    rounds = " then ".join(" ".join("{" + " ".join(c) + "}" for c in r) for r in cycle.rounds)
+    progress(
+        f"edge-cliques: {cycle.strategy}, {rounds}; {len(cycle.data_rounds)} data-plane round(s) per "
+        f"synchronisation, predicted {cycle.predicted_s * 1000:.0f} ms each"
+    )
+    # the longest a site may wait for its workers between two synchronisations (compute, evaluation)
+    feed_timeout = 120 + cfg.local_steps * (cfg.compute_ms / 1000 + cfg.compute_scale * 0.01 + 5)
+    reports, errors = run_edge_training(
+        running,
+        cycle,
+        specs,
+        syncs + 1,
+        cfg.fmt,
+        out_dir,
+        lambda: _launch(running, specs, run, progress, every),
+        progress,
+        stall_timeout_s,
+        feed_timeout,
+    )
+    run.errors += errors
+    run.edge = summarise(cycle, reports)
 
 
 def _launch(
@@ -305,10 +357,13 @@ def _why(a: StrategyRun, b: StrategyRun) -> str:
     if a.cfg.fmt == "exact":
         return "both summed exact integers: a difference here is a fault (a lost or doubled contribution)"
     names = {a.strategy, b.strategy}
-    if "core-tree" in names:
+    if "core-tree" in names or "edge-cliques" in names:
+        where = "the switches" if "core-tree" in names else "the edge stages"
+        if names == {"core-tree", "edge-cliques"}:
+            where = "the switches and the edge stages (each on its own block grid)"
         return (
-            "float32 gradients: the switches sum block fixed point (each worker rounds every value to its "
-            "block's grid, edge/formats.py) while hosts add float32 in their algorithm's order; the "
+            f"float32 gradients: {where} sum block fixed point (every value rounded to its block's grid, "
+            "edge/formats.py, edge/edge_float.py) while hosts add float32 in their algorithm's order; the "
             "rounding differs in the last bits and training amplifies it a little (--format exact: identical)"
         )
     return (

@@ -16,7 +16,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["train", "--strategy", "edge-cliques"], "not available: training over the Edge-INC stages"),
+        (["train", "--strategy", "edge-cliques", "--edge-schedule", "pairs"], "invalid choice: 'pairs'"),
         (["train", "--strategy", "ring,ring"], "each once"),
         (["train", "--strategy", "allgather"], "unknown strategy 'allgather'"),
         (["train", "--steps", "0"], "must be at least 1"),
