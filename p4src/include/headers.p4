@@ -48,6 +48,8 @@ const bit<16> INC_UDP_LENGTH  = 288;  /* UDP header 8 + INC header 24 + 64 x 4 *
 const bit<16> INC_IPV4_LENGTH = 308;  /* IPv4 header 20 + INC_UDP_LENGTH */
 const bit<16> INC_WIDE_UDP_LENGTH  = 1056;  /* UDP header 8 + INC header 24 + 4 x 64 x 4 */
 const bit<16> INC_WIDE_IPV4_LENGTH = 1076;  /* IPv4 header 20 + INC_WIDE_UDP_LENGTH */
+const bit<16> INC_EMPTY_UDP_LENGTH  = 32;    /* UDP header 8 + INC header 24: an empty contribution */
+const bit<16> INC_EMPTY_IPV4_LENGTH = 52;    /* IPv4 header 20 + INC_EMPTY_UDP_LENGTH */
 
 /* format: how the values are laid out (docs/protocol.md, "Packed and wide formats"). A packed packet
    (workers to their switch) carries G consecutive chunks in 64 words; the first switch widens it into
@@ -59,6 +61,10 @@ const bit<8>  INC_FMT_INT8   = 1;     /* packed: 4 chunks, word i holds lane i o
 const bit<8>  INC_FMT_INT4   = 2;     /* packed: 8 chunks, word i holds lane i of chunks 0..7 as int4 */
 const bit<8>  INC_FMT_WIDE32 = 3;     /* wide: 4 chunks of 64 x int32 in w0..w3 */
 const bit<8>  INC_FMT_WIDE16 = 4;     /* wide: 8 chunks of 64 x int16, two chunks per 64-word header */
+/* empty: the header alone, count 0. Its sender's chunk is zero (sparse vectors, docs/protocol.md
+   "Sparse vectors"): it completes the chunk like an int32 contribution and adds nothing. An aggregate
+   of empties leaves empty; one with any values leaves as int32 lanes. */
+const bit<8>  INC_FMT_EMPTY  = 5;
 
 /* Results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t (1 <= t <= INC_MAX_TENANT); only the
    switches send there (forwarding drops routed packets to those ports). */

@@ -35,6 +35,7 @@ parser TributaryParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
             INC_FMT_INT4: parse_packed;
             INC_FMT_WIDE32: parse_wide;
             INC_FMT_WIDE16: parse_wide;
+            INC_FMT_EMPTY: accept;
             default: parse_values;
         }
     }
@@ -94,6 +95,9 @@ control TributaryVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
         verify_checksum(hdr.w3.isValid(),
             { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc, hdr.w0, hdr.w1, hdr.w2, hdr.w3 },
             meta.zero, HashAlgorithm.csum16);
+        verify_checksum(hdr.inc.isValid() && hdr.inc.format == INC_FMT_EMPTY && !hdr.values.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.udp.checksum, hdr.inc },
+            meta.zero, HashAlgorithm.csum16);
     }
 }
 
@@ -111,6 +115,9 @@ control TributaryComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
             hdr.udp.checksum, HashAlgorithm.csum16);
         update_checksum(hdr.w3.isValid(),
             { INC_UDP_CHECKSUM_FIELDS, hdr.inc, hdr.w0, hdr.w1, hdr.w2, hdr.w3 },
+            hdr.udp.checksum, HashAlgorithm.csum16);
+        update_checksum(hdr.inc.isValid() && hdr.inc.format == INC_FMT_EMPTY && !hdr.values.isValid(),
+            { INC_UDP_CHECKSUM_FIELDS, hdr.inc },
             hdr.udp.checksum, HashAlgorithm.csum16);
     }
 }

@@ -84,8 +84,8 @@ class SimWorker:
     port: int
     job: IncJob
     # the lane arrays of its successive reduce_lanes calls; (rows, fmt) for a packed format, (rows, fmt,
-    # kind) for a max-reduction
-    calls: list[np.ndarray | tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]
+    # kind) for a max-reduction, (rows, fmt, kind, present, counts) for sparse rows
+    calls: list[np.ndarray | tuple]
     results: list[np.ndarray] = field(default_factory=list)
     stream: ReduceStream | None = None
     next_chunk: int = 0
@@ -222,14 +222,17 @@ class SimNetwork:
                 if len(w.results) == len(w.calls):
                     return
                 call = w.calls[len(w.results)]
-                lanes, fmt, kind = (
-                    (*call, P.KIND_SUM)[:3] if isinstance(call, tuple) else (call, 0, P.KIND_SUM)
+                lanes, fmt, kind, present, counts = (
+                    (*call, P.KIND_SUM, None, None)[:5]
+                    if isinstance(call, tuple)
+                    else (call, 0, P.KIND_SUM, None, None)
                 )
                 gap = -w.next_chunk % P.GROUPS[fmt]
                 if gap:  # as IncWorker.reduce_lanes: the chunk numbers up to a packed call's start are sent
                     w.calls.insert(len(w.results), np.zeros((gap, P.INC_LANES), dtype=np.uint32))
                     w.padding.add(len(w.results))
                     lanes, fmt, kind = w.calls[len(w.results)], P.FMT_INT32, P.KIND_SUM
+                    present = counts = None
                 w.stream = ReduceStream(
                     w.job,
                     lanes,
@@ -240,6 +243,8 @@ class SimNetwork:
                     self._transmit(w),
                     self.now,
                     fmt,
+                    present,
+                    counts,
                 )
                 w.next_chunk = (w.next_chunk + P.GROUPS[fmt] * lanes.shape[0]) % w.stream.space
             w.stream.pump(self.now)
@@ -280,8 +285,14 @@ class SimNetwork:
         def worker(rank: int) -> None:
             w = workers[rank]
 
-            def reduce(lanes: np.ndarray, kind: int, fmt: int = P.FMT_INT32) -> np.ndarray:
-                w.calls.append((lanes, fmt, kind))
+            def reduce(
+                lanes: np.ndarray,
+                kind: int,
+                fmt: int = P.FMT_INT32,
+                present: np.ndarray | None = None,
+                counts: np.ndarray | None = None,
+            ) -> np.ndarray:
+                w.calls.append((lanes, fmt, kind, present, counts))
                 barrier.wait(timeout=600)
                 return w.results[-1]
 

@@ -1,0 +1,136 @@
+"""Block-sparse allreduce: only the 64-value blocks that hold a non-zero value travel with their values.
+
+Sparse gradients (top-k by block, as OmniReduce sends them) are mostly zero blocks. Summing them dense
+moves every zero through every link; here a block costs its values only on the links below which some
+worker holds it (docs/protocol.md, "Sparse vectors"):
+
+1. Agreement. Every worker contributes one indicator per block (1 where its block is not all zero),
+   summed by the switches as int4 (512 blocks to a packet; the sums come back 16 bits wide). Every
+   worker then knows, for every block, how many workers hold it: the union of the supports, and the
+   count each block's result must sum.
+2. Data. The union's blocks, in block order, one chunk each. A worker sends the blocks it holds with
+   their values and an empty contribution (the INC header alone, 66 bytes on the wire against 322)
+   for the union's blocks it does not hold; blocks outside the union are not sent by anyone. A switch
+   adds the values it gets; an aggregate none of whose contributions had values leaves empty, so the
+   density of what crosses each level of the tree is the union of the supports below it (fill-in).
+   The empties are what makes the protocol reliable without anything new: every worker still sends
+   one packet per chunk, so a cell completes, is recovered and is reused exactly as a dense chunk's.
+3. Scatter: the union's results go back to their blocks; every other block is zero.
+
+The path falls back to dense int32 where sparse cannot pay: when `density` (each worker's top-k
+fraction, which all workers know since it is the job's parameter) allows a union covering nearly the
+whole vector (workers x density), the agreement would be spent for nothing, and the blocks go dense
+without it. The decision uses only what every worker knows, so all take the same path; without a
+declared density the path is always sparse, which is exact for any input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from edge import formats
+from edge.protocol import FMT_INT32, INC_LANES, KIND_SUM
+
+BLOCK = INC_LANES  # values per block: one chunk
+# the agreement's cost against a dense vector's: an int4 indicator per block of 64 int32 values up
+# (4 / 2048 bits), its 16-bit sum down (16 / 2048)
+AGREEMENT_COST = 16 / (BLOCK * 32)
+
+SparseReduce = Callable[..., np.ndarray]  # reduce(lanes, kind, fmt=FMT_INT32, present=None, counts=None)
+
+
+@dataclass
+class SparseReport:
+    """What one sparse allreduce did, as every worker saw it (they all see the same numbers)."""
+
+    path: str  # "sparse" or "dense"
+    blocks: int  # blocks of the vector
+    own_blocks: int  # blocks this worker held (not all zero)
+    union_blocks: int  # blocks some worker held: the chunks of the data phase
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "blocks": self.blocks,
+            "own_density": round(self.own_blocks / self.blocks, 6) if self.blocks else 0.0,
+            "union_density": round(self.union_blocks / self.blocks, 6) if self.blocks else 0.0,
+            "reason": self.reason,
+        }
+
+
+def choose_path(workers: int, density: float | None) -> tuple[str, str]:
+    """("sparse" | "dense", why). Sparse whenever the union, at most workers x density of the blocks
+    whatever the supports, leaves room to save more than the agreement costs."""
+    if density is None:
+        return "sparse", "no density declared: sparse is exact for any input"
+    worst_union = min(1.0, workers * density)
+    if worst_union + AGREEMENT_COST >= 1.0:
+        return "dense", (
+            f"{workers} workers at density {density:g} may hold every block between them: the agreement "
+            f"({AGREEMENT_COST:.2%} of dense bytes and one round trip) could save nothing"
+        )
+    return "sparse", f"the union holds at most {worst_union:.1%} of the blocks ({workers} x {density:g})"
+
+
+def block_support(lanes: np.ndarray) -> np.ndarray:
+    """Which rows (blocks of 64 int32 lanes) hold a non-zero value."""
+    return lanes.any(axis=1)
+
+
+def sparse_allreduce(
+    reduce: SparseReduce,
+    values: np.ndarray,
+    workers: int,
+    density: float | None = None,
+    max_groups: int = 8,
+) -> tuple[np.ndarray, SparseReport]:
+    """The exact int32 sum over all workers of block-sparse `values` (any integer array that fits in
+    int32), with the input's shape, and what the call did. `reduce` is a lane reduction that takes
+    empty rows (`present`) and per-row result counts (`counts`): IncWorker.reduce_lanes, or a test's."""
+    arr = formats.check_int32(values)
+    lanes = formats.int32_to_lanes(arr)
+    blocks = lanes.shape[0]
+    held = block_support(lanes)
+    path, reason = choose_path(workers, density)
+    if path == "dense":
+        out = reduce(lanes, KIND_SUM)
+        report = SparseReport("dense", blocks, int(held.sum()), blocks, reason)
+        return formats.lanes_to_int32(out, arr.size).reshape(arr.shape), report
+    counts = formats.allreduce_with(reduce, held.astype(np.int8), "int4", workers, max_groups)
+    counts = counts.astype(np.int64)
+    if counts.min(initial=0) < 0 or counts.max(initial=0) > workers:
+        raise formats.FormatError(
+            f"the block agreement summed to {counts.max()} holders of {workers} workers"
+        )
+    union = np.flatnonzero(counts)
+    result = np.zeros_like(lanes)
+    if union.size:
+        result[union] = reduce(lanes[union], KIND_SUM, FMT_INT32, held[union], counts[union])
+    report = SparseReport("sparse", blocks, int(held.sum()), int(union.size), reason)
+    return formats.lanes_to_int32(result, arr.size).reshape(arr.shape), report
+
+
+def top_k_blocks(values: np.ndarray, density: float) -> np.ndarray:
+    """`values` with all but its largest blocks zeroed: the ceil(density x blocks) blocks of largest L1
+    norm survive (top-k sparsification by block, as a gradient compressor would apply it)."""
+    flat = np.asarray(values).reshape(-1)
+    padded = np.zeros(-(-flat.size // BLOCK) * BLOCK, dtype=flat.dtype)
+    padded[: flat.size] = flat
+    rows = padded.reshape(-1, BLOCK)
+    k = min(rows.shape[0], int(np.ceil(density * rows.shape[0])))
+    keep = np.argsort(-np.abs(rows.astype(np.float64)).sum(axis=1), kind="stable")[:k]
+    out = np.zeros_like(rows)
+    out[keep] = rows[keep]
+    return out.reshape(-1)[: flat.size].reshape(np.shape(values))
+
+
+def fill_in(supports: list[np.ndarray], groups: list[list[int]]) -> float:
+    """The mean density of the union of the supports over each group of workers (a switch's subtree):
+    what the aggregates leaving those switches carry with values."""
+    if not groups:
+        return 0.0
+    return float(np.mean([np.logical_or.reduce([supports[w] for w in g]).mean() for g in groups]))
