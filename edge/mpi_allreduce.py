@@ -59,7 +59,7 @@ def run(spec: dict) -> dict:
     rank = comm.Get_rank()
     if comm.Get_size() != int(spec["workers"]):
         raise RuntimeError(f"mpirun started {comm.Get_size()} ranks, the run has {spec['workers']} workers")
-    data = worker_data(spec["seed"], rank, spec["elements"], spec["mode"])
+    data = worker_data(spec["seed"], rank, spec["elements"], spec["mode"], float(spec.get("density", 0.01)))
     result = np.empty_like(data)
     w0 = time.time()
     comm.Allreduce(np.zeros_like(data), result, op=MPI.SUM)

@@ -25,10 +25,24 @@ from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
 INT_RANGE = 1 << 24  # int32 inputs in [-2**24, 2**24): the sum of up to 128 workers fits in int32
+DEFAULT_DENSITY = 0.01  # sparse mode: the fraction of 64-value blocks each worker holds
 
 
-def worker_data(seed: int, rank: int, elements: int, mode: str) -> np.ndarray:
+def worker_data(
+    seed: int, rank: int, elements: int, mode: str, density: float = DEFAULT_DENSITY
+) -> np.ndarray:
+    """Worker `rank`'s input, recomputable by whoever checks the results. Sparse: int32 values in
+    ceil(density x blocks) blocks of 64 chosen at random, independently per worker (so the union of the
+    supports is as large as chance makes it: the hard case for sparse aggregation), zero elsewhere."""
     rng = np.random.default_rng([seed, rank])
+    if mode == "sparse":
+        blocks = -(-elements // 64)
+        k = min(blocks, int(np.ceil(density * blocks)))
+        rows = np.zeros((blocks, 64), dtype=np.int32)
+        rows[rng.choice(blocks, size=k, replace=False)] = rng.integers(
+            -INT_RANGE, INT_RANGE, size=(k, 64), dtype=np.int32
+        )
+        return rows.reshape(-1)[:elements].copy()
     if mode == "int32":
         return rng.integers(-INT_RANGE, INT_RANGE, size=elements, dtype=np.int32)
     if mode == "float32":
@@ -42,16 +56,19 @@ def worker_data(seed: int, rank: int, elements: int, mode: str) -> np.ndarray:
     raise ValueError(f"unknown mode {mode!r}")
 
 
-def expected_sum(seed: int, ranks: list[int], elements: int, mode: str) -> np.ndarray:
-    """The exact sum (int64 for int32 data, float64 for float32 data) of the given ranks' inputs."""
-    acc = np.zeros(elements, dtype=np.int64 if mode in ("int32", *lowprec.BITS) else np.float64)
+def expected_sum(
+    seed: int, ranks: list[int], elements: int, mode: str, density: float = DEFAULT_DENSITY
+) -> np.ndarray:
+    """The exact sum (int64 for integer data, float64 for float32 data) of the given ranks' inputs."""
+    acc = np.zeros(elements, dtype=np.int64 if mode in ("int32", "sparse", *lowprec.BITS) else np.float64)
     for r in ranks:
-        acc += worker_data(seed, r, elements, mode)
+        acc += worker_data(seed, r, elements, mode, density)
     return acc
 
 
 def run(spec: dict) -> dict:
-    data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"])
+    density = float(spec.get("density", DEFAULT_DENSITY))
+    data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"], density)
     masks = None
     key_exchange_s = 0.0
     if spec.get("secure"):  # before the common start: the key agreement is setup, not allreduce time
@@ -86,8 +103,12 @@ def run(spec: dict) -> dict:
     if algo == "inc":
         job = IncJob.from_spec(WorkerSpec.model_validate(spec["worker"]))
         with IncWorker(job) as worker:
-            result = worker.allreduce(data, spec["mode"], masks)
+            result = worker.allreduce(
+                data, spec["mode"], masks, density if spec["mode"] == "sparse" else None
+            )
             stats = vars(worker.stats)
+            if worker.sparse_report is not None:
+                stats["sparse"] = worker.sparse_report
             if masks is not None:
                 stats["key_exchange_s"] = round(key_exchange_s, 4)
     elif algo in ("ring", "ps", "hierarchical"):
