@@ -4,8 +4,9 @@ the trees use, and what each worker needs to know (its switch's INC address, the
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from controller.fabric import Fabric
 from controller.inc.allocation import AllocationError, Allocator, CellRange
@@ -53,6 +54,7 @@ class WorkerAssignment:
     clique_size: dict[int, int]  # round -> workers summed in its clique
     rto_s: dict[int, float]
     path_rtt_s: dict[int, float] = field(default_factory=dict)  # round -> the tree's slowest path RTT
+    rate_bps: dict[int, float] = field(default_factory=dict)  # round -> the tree's slowest link rate
 
 
 @dataclass
@@ -73,7 +75,7 @@ class JobPlan:
         a = self.workers[host]
         return build_worker_spec(
             self.tenant, self.epoch, host, a.inc_ip, self.nslots, range(len(self.trees)),
-            a.clique_size, a.rto_s, a.path_rtt_s, stall_timeout_s,
+            a.clique_size, a.rto_s, a.path_rtt_s, stall_timeout_s, a.rate_bps,
         )  # fmt: skip
 
 
@@ -88,13 +90,20 @@ def build_worker_spec(
     rto_s: dict[int, float],
     path_rtt_s: dict[int, float],
     stall_timeout_s: float = 30.0,
+    rate_bps: dict[int, float] | None = None,
 ) -> WorkerSpec:
     """A worker's spec from what a plan holds for it, one entry per round of the cycle (None for the
     rounds it sits out): the one place a plan becomes an edge.spec.WorkerSpec (the tools' JobPlan and
-    the service's stored plans both)."""
+    the service's stored plans both). `rate_bps` (round -> the tree's slowest link, where the fabric
+    knows its rates) sets the worker's pace and first window."""
+    rates = rate_bps or {}
     period = [
         RoundSpec(
-            round=r, clique_size=clique_size[r], rto_s=rto_s.get(r, 1.0), path_rtt_s=path_rtt_s.get(r, 0.0)
+            round=r,
+            clique_size=clique_size[r],
+            rto_s=rto_s.get(r, 1.0),
+            path_rtt_s=path_rtt_s.get(r, 0.0),
+            rate_bps=rates.get(r, 0.0),
         )
         if r in clique_size
         else None
@@ -109,6 +118,17 @@ def build_worker_spec(
         period=period,
         stall_timeout_s=stall_timeout_s,
     )
+
+
+def tree_rate_bps(fabric: Fabric, tree: Tree) -> float:
+    """The rate of the slowest link `tree` uses, in bits/s (0 when the fabric does not know one): each
+    chunk crosses every tree link once per direction, so it is the pace the tree's workers can send at."""
+    rates = [fabric.rate_mbit(n.switch, n.parent) for n in tree.nodes.values() if n.parent is not None]
+    if fabric.access_rate_mbit and tree.workers:
+        rates.append(fabric.access_rate_mbit)
+    if not rates or min(rates) <= 0:
+        return 0.0
+    return min(rates) * 1e6
 
 
 def rto_for(tree: Tree) -> float:
@@ -196,6 +216,7 @@ def plan_job(
                     a.clique_size[r] = len(tree.workers)
                     a.rto_s[r] = rto_for(tree)
                     a.path_rtt_s[r] = tree.max_rtt_ms / 1000.0
+                    a.rate_bps[r] = tree_rate_bps(fabric, tree)
     except BaseException:
         for owner in allocated:
             allocator.release(owner)
@@ -215,17 +236,118 @@ def plan_job_with_fewer_slots(
     """Admission for shared switches: plan_job with `nslots` slots, or, where the switches' cells do not
     hold that many, with fewer - halved until they fit, never below `min_slots` (a job with fewer slots
     has a smaller window, so it runs slower but exactly). The plan's `nslots` says what was granted.
-    Halving keeps a multiple of 8 where it can, so the packed formats (int4 packs 8 chunks) still fit.
     Raises AllocationError, with nothing allocated, when not even `min_slots` fit: the caller then runs
-    the job on the host path (ATP's best effort) or refuses it."""
-    if not 1 <= min_slots <= nslots:
-        raise TreeError(f"min_slots must be in 1..{nslots}, got {min_slots}")
+    the job on the host path (see `admit`) or refuses it."""
+    admission = admit(
+        lambda slots: plan_job(fabric, allocator, tenant, rounds, slots, epoch), nslots, min_slots, "none"
+    )
+    assert admission.plan is not None  # fallback "none" raises instead of giving the host path
+    return admission.plan
+
+
+# --- admission: fewer slots, or the host path (ATP's best effort) ---------------------------------------
+
+SWITCH_PATH = "switch"  # the job's sums are taken in the switches
+HOST_PATH = "host"  # no switch state at all: the workers run a host allreduce among themselves
+FALLBACKS = ("host", "none")  # what a job that cannot get even its minimum slots asks for
+HOST_ALGORITHM = "hierarchical"  # edge/hierarchical.py: the best host algorithm on this WAN (docs/results.md)
+HOST_PORT_FIRST = 20000  # host-path jobs' TCP ports (base + rank), below the kernel's ephemeral range
+HOST_PORT_END = 32768
+
+PlanT = TypeVar("PlanT")
+
+
+@dataclass
+class Admission(Generic[PlanT]):
+    """What a job was given: its path, the slots it asked for and got (0 on the host path), and why."""
+
+    path: str
+    requested_slots: int
+    granted_slots: int
+    min_slots: int
+    reason: str = ""  # empty when the job got what it asked for
+    plan: PlanT | None = None  # the switch path's plan (None on the host path)
+
+
+def default_min_slots(nslots: int) -> int:
+    """The least a job accepts when it states no minimum: a quarter of the window it asked for. A job
+    whose window is below that would stay behind the host path on this WAN (one tenant alone is bound
+    by its window and the round trips, docs/obstacles.md), so it is better off there."""
+    quarter = max(1, nslots // 4)
+    return quarter - quarter % 8 if quarter >= 8 else quarter
+
+
+def fewer_slots(slots: int, min_slots: int) -> int:
+    """The next window to try: half, kept a multiple of 8 where it can (the packed formats' packets carry
+    up to 8 chunks, int4), never below `min_slots`."""
+    half = slots // 2
+    return max(min_slots, half - half % 8 if half >= 8 else half)
+
+
+def admit(
+    plan_with: Callable[[int], PlanT],
+    nslots: int,
+    min_slots: int | None = None,
+    fallback: str = "host",
+    no_room: tuple[type[BaseException], ...] = (AllocationError,),
+) -> Admission[PlanT]:
+    """Admit a job on shared switches: `plan_with(slots)` plans and allocates it (all or nothing) or
+    raises one of `no_room` when the switches lack the cells. Tries `nslots`, then halves down to
+    `min_slots` (default: default_min_slots); below that the job gets the host path (`fallback` "host":
+    nothing is allocated for it) or the last refusal is raised ("none"). Any other error propagates.
+    The one admission rule of the REST service and of `tributary allreduce --tenants`."""
+    if fallback not in FALLBACKS:
+        raise TreeError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
+    floor = default_min_slots(nslots) if min_slots is None else min_slots
+    if not 1 <= floor <= nslots:
+        raise TreeError(f"min_slots must be in 1..{nslots}, got {floor}")
     slots = nslots
     while True:
         try:
-            return plan_job(fabric, allocator, tenant, rounds, slots, epoch)
-        except AllocationError:
-            if slots <= min_slots:
-                raise
-            half = slots // 2
-            slots = max(min_slots, half - half % 8 if half >= 8 else half)
+            plan = plan_with(slots)
+        except no_room as exc:
+            last: BaseException = exc
+            if slots <= floor:
+                break
+            slots = fewer_slots(slots, floor)
+            continue
+        reason = (
+            ""
+            if slots == nslots
+            else f"the switches' free cells hold {slots} of the {nslots} slots asked for (other jobs hold the "
+            "rest): fewer slots, a smaller window"
+        )
+        return Admission(SWITCH_PATH, nslots, slots, floor, reason, plan)
+    if fallback == "none":
+        raise last
+    return Admission(
+        HOST_PATH,
+        nslots,
+        0,
+        floor,
+        f"not even the minimum of {floor} slots fits ({last}): the workers run a host allreduce, "
+        "nothing is held on the switches",
+    )
+
+
+def host_peers(fabric: Fabric, hosts: list[str]) -> list[dict[str, object]]:
+    """The peers of a host-path job in rank order, as edge.runner's host algorithms take them."""
+    out: list[dict[str, object]] = []
+    for rank, host in enumerate(hosts):
+        site, att = fabric.host(host)
+        out.append({"rank": rank, "host": host, "ip": att.ip, "site": site.name})
+    return out
+
+
+def host_port_base(taken: Iterable[tuple[int, int]], workers: int) -> int:
+    """A first TCP port for a host-path job of `workers` ranks (rank r listens on base + r) whose range
+    overlaps none of the `taken` (base, workers) ranges of the other host-path jobs: jobs that share a
+    host never share a port. Raises AllocationError when no range is free."""
+    pos = HOST_PORT_FIRST
+    for base, n in sorted(taken):
+        if base - pos >= workers:
+            break
+        pos = max(pos, base + n)
+    if pos + workers > HOST_PORT_END:
+        raise AllocationError(f"no free range of {workers} TCP ports for a host-path job")
+    return pos

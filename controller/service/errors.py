@@ -37,6 +37,11 @@ class Conflict(ServiceError):
     status = 409
 
 
+class NoRoom(Conflict):
+    """The switches' cells or groups cannot hold the job: what admission answers with fewer slots or the
+    host path (controller.inc.jobs.admit)."""
+
+
 class Unavailable(ServiceError):
     """A switch the job needs does not answer; nothing of the job was left installed."""
 

@@ -19,15 +19,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
-from controller.inc.jobs import new_epoch
+from controller.inc.jobs import HOST_ALGORITHM, admit, default_min_slots, new_epoch
+from controller.inc.trees import TreeError
 from controller.p4rt import P4RuntimeError
 from controller.service import quotas
 from controller.service.access import visible_job
 from controller.service.auth import Principal
 from controller.service.edge_jobs import build_edge_plan
 from controller.service.entities import ApplyError, Item, Stage, Writer, job_items, resets_for
-from controller.service.errors import Conflict, Forbidden, Unauthorized, Unavailable
+from controller.service.errors import BadRequest, Conflict, Forbidden, NoRoom, Unauthorized, Unavailable
 from controller.service.plans import (
     EDGE_STRATEGIES,
     JobSpec,
@@ -38,6 +40,7 @@ from controller.service.plans import (
     build_plan,
     check_workers,
     choose_schedule,
+    host_plan,
     next_round_base,
 )
 from controller.service.state import ServiceState
@@ -77,8 +80,9 @@ class Jobs:
                 raise Conflict(f"all {MAX_TENANT} job ids are in use")
             if spec.strategy in EDGE_STRATEGIES:
                 plan = build_edge_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
+                plan.path = "edge"
             else:
-                plan = build_plan(st.topology, st.allocator, job_id, spec, choice, new_epoch())
+                plan = self._admit(job_id, spec, choice, new_epoch())
             try:
                 quotas.check_slots(st.quotas, tenant, quotas.tenant_slots(mine), plan)
                 items = job_items(st.index, plan)
@@ -104,6 +108,46 @@ class Jobs:
         st.release_hold(ticket)
         log.info("job %d of %s installed: %d round(s)", job_id, tenant, len(plan.rounds))
         return visible_job(st.store, principal, job_id)
+
+    def _admit(self, job_id: int, spec: JobSpec, choice: ScheduleChoice, epoch: int) -> Plan:
+        """Plan an INC job on shared switches (controller.inc.jobs.admit): the slots it asks for, fewer
+        where other jobs hold the cells (halved down to its minimum), and below that the host path (a
+        core-tree job whose fallback is "host": nothing allocated) or a 409. A rotating schedule has no
+        host path, so a core-cliques job is refused there. Call with the lock held."""
+        st = self.state
+        others = [Plan.from_json(j.plan) for j in st.store.jobs()]
+        if spec.strategy not in ("core-tree", "core-cliques"):
+            return build_plan(st.topology, st.allocator, job_id, spec, choice, epoch, others=others)
+        fallback = spec.fallback if spec.strategy == "core-tree" else "none"
+        try:
+            admission = admit(
+                lambda slots: build_plan(
+                    st.topology, st.allocator, job_id, replace(spec, slots=slots), choice, epoch
+                ),
+                spec.slots,
+                spec.min_slots,
+                fallback,
+                no_room=(NoRoom,),
+            )
+        except TreeError as exc:
+            raise BadRequest(str(exc)) from None
+        except NoRoom as exc:
+            floor = spec.min_slots or default_min_slots(spec.slots)
+            why = (
+                "a rotating schedule has no host path"
+                if spec.strategy == "core-cliques"
+                else 'the job asked for no host path (fallback "none")'
+            )
+            raise NoRoom(f"{exc.message}; not even {floor} slots fit and {why}") from None
+        if admission.plan is None:
+            plan = host_plan(
+                st.topology, job_id, spec, choice, epoch, HOST_ALGORITHM, admission.reason, others
+            )
+        else:
+            plan = admission.plan
+        plan.requested_slots, plan.min_slots = admission.requested_slots, admission.min_slots
+        plan.reason = admission.reason
+        return plan
 
     def _check_requested_rounds(self, spec: JobSpec) -> None:
         """An explicit schedule over the quota is refused before any site of it is looked at."""
@@ -187,7 +231,9 @@ class Jobs:
             _not_busy(job)
             old = Plan.from_json(job.plan)
             base = next_round_base(old, len(choice.rounds))
-            new = build_plan(st.topology, st.allocator, job_id, spec, choice, old.epoch, round_base=base)
+            # the window the job was granted at admission (fewer slots than asked, perhaps), not more
+            granted = replace(spec, slots=old.nslots or spec.slots)
+            new = build_plan(st.topology, st.allocator, job_id, granted, choice, old.epoch, round_base=base)
             try:
                 held = quotas.tenant_slots(st.store.jobs(job.tenant))
                 quotas.check_slots(st.quotas, job.tenant, held, new, replacing=old)

@@ -108,6 +108,19 @@ class JobCreate(BaseModel):
     )
     format: Literal["int32", "float32"] = Field("int32", description="number format of the workers' values")
     slots: int = Field(256, ge=1, le=4096, description="aggregation slots per switch and round: the window")
+    min_slots: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="core-tree and core-cliques: the least window the job accepts where other jobs hold the "
+        "switches' cells (the slots are halved down to it); at most `slots`; default a quarter of `slots`",
+    )
+    fallback: Literal["host", "none"] = Field(
+        "host",
+        description="core-tree: what the job runs on when not even `min_slots` fit: host (the workers run the "
+        "hierarchical host allreduce, nothing is held on the switches; the view gives them its peers) or "
+        "none (refused, 409). A core-cliques job is refused there (a rotating schedule has no host path)",
+    )
     schedule: Schedule | None = Field(
         None, description="for core-cliques and edge-cliques: auto (the optimiser's) or explicit rounds"
     )
@@ -128,6 +141,8 @@ class JobCreate(BaseModel):
 
     @model_validator(mode="after")
     def _schedule_fits_strategy(self) -> JobCreate:
+        if self.min_slots is not None and self.min_slots > self.slots:
+            raise ValueError(f"min_slots ({self.min_slots}) must not exceed slots ({self.slots})")
         if self.strategy in ROTATING and self.schedule is None:
             raise ValueError(
                 f'strategy {self.strategy} needs a schedule: {{"mode": "auto"}} or explicit rounds'
@@ -153,6 +168,8 @@ class JobCreate(BaseModel):
             format=self.format,
             slots=self.slots,
             name=self.name,
+            min_slots=self.min_slots,
+            fallback=self.fallback,
             schedule=schedule_spec(self.schedule) if self.schedule else None,
             edge=edge_spec(self.edge, self.schedule) if self.strategy in EDGE_STRATEGIES else None,
         )

@@ -14,15 +14,23 @@ and of an old and a new schedule, never collide, and a failure releases everythi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from controller.inc.allocation import AllocationError, Allocator, CellRange
-from controller.inc.jobs import JobPlan, SwitchRound, build_worker_spec, plan_job
+from controller.inc.jobs import (
+    HOST_PATH,
+    JobPlan,
+    SwitchRound,
+    build_worker_spec,
+    host_peers,
+    host_port_base,
+    plan_job,
+)
 from controller.inc.trees import TreeError
 from controller.schedule import EdgeParams, ModelError, Network, optimise
 from controller.schedule.units import UnitError, parse_bandwidth, parse_size
-from controller.service.errors import BadRequest, Conflict
+from controller.service.errors import BadRequest, Conflict, NoRoom
 from controller.service.topology import Topology
 from edge.protocol import worker_port
 from edge.spec import WorkerSpec
@@ -65,6 +73,10 @@ class JobSpec:
     name: str = ""
     schedule: ScheduleSpec | None = None
     edge: EdgeStageSpec | None = None  # the edge-* strategies
+    # admission on shared switches (controller.inc.jobs.admit): the least window the job takes (None: a
+    # quarter of `slots`) and what it runs on below that ("host": a host allreduce, "none": refused)
+    min_slots: int | None = None
+    fallback: str = "host"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -81,6 +93,8 @@ class JobSpec:
             name=doc.get("name", ""),
             schedule=ScheduleSpec(**sched) if sched else None,
             edge=EdgeStageSpec(**edge) if edge else None,
+            min_slots=None if doc.get("min_slots") is None else int(doc["min_slots"]),
+            fallback=doc.get("fallback", "host"),
         )
 
 
@@ -141,6 +155,14 @@ class Plan:
     # an Edge-INC job's trees, groups, stage parameters and the specs of its processes
     # (controller.service.edge_jobs); None for the others
     edge: dict | None = None
+    # admission: "switch" (sums in the switches; "edge" for Edge-INC's stages) or "host" (no switch state:
+    # the workers run `host["algorithm"]` among `host["peers"]` from TCP port `host["port"]` + rank);
+    # the slots asked for beside `nslots` (those granted) and why they differ
+    path: str = "switch"
+    requested_slots: int = 0
+    min_slots: int = 0
+    reason: str = ""
+    host: dict | None = None
 
     @property
     def period(self) -> int:
@@ -220,6 +242,11 @@ class Plan:
             int(doc.get("epoch", 0)),
             int(doc.get("version", 1)),
             doc.get("edge"),
+            doc.get("path", "switch"),
+            int(doc.get("requested_slots", doc["nslots"])),
+            int(doc.get("min_slots", 0)),
+            doc.get("reason", ""),
+            doc.get("host"),
         )
 
 
@@ -368,14 +395,19 @@ def build_plan(
     choice: ScheduleChoice,
     epoch: int,
     round_base: int = 0,
+    others: Sequence[Plan] = (),
 ) -> Plan:
     """Plan every clique of every round and allocate its resources, all or nothing; every switch round
-    carries the job's `epoch`.
+    carries the job's `epoch`; `others` are the other jobs' plans (a ring-baseline job's TCP ports avoid
+    theirs).
 
     Raises BadRequest for a job that cannot be built and Conflict when a switch lacks cells or groups."""
     by_site = check_workers(topology, spec.workers)
-    plan = Plan(job_id, spec.slots, round_base, choice, epoch=epoch)
+    plan = Plan(job_id, spec.slots, round_base, choice, epoch=epoch, requested_slots=spec.slots)
     if spec.strategy == "ring-baseline":
+        plan = host_plan(
+            topology, job_id, spec, choice, epoch, "ring", "the job asked for a host ring", others
+        )
         plan.ring = list(spec.workers)
         return plan
     if round_base + len(choice.rounds) > ROUND_SPACE:
@@ -398,6 +430,39 @@ def build_plan(
         for owner in list(taken):
             allocator.release(owner)
         raise
+    return plan
+
+
+def host_ranges(plans: Iterable[Plan]) -> list[tuple[int, int]]:
+    """The (first port, ranks) of every host-path job's TCP ports."""
+    return [(int(p.host["port"]), len(p.host["peers"])) for p in plans if p.host]
+
+
+def host_plan(
+    topology: Topology,
+    job_id: int,
+    spec: JobSpec,
+    choice: ScheduleChoice,
+    epoch: int,
+    algorithm: str,
+    reason: str,
+    others: Sequence[Plan] = (),
+) -> Plan:
+    """A job on the host path: no switch state at all; its workers run `algorithm` (edge.runner's
+    "hierarchical" or "ring") among themselves, rank r listening on TCP port `port` + r, a range no other
+    host-path job (`others`) uses, so jobs that share hosts never share ports."""
+    check_workers(topology, spec.workers)
+    try:
+        base = host_port_base(host_ranges(others), len(spec.workers))
+    except AllocationError as exc:
+        raise Conflict(str(exc)) from None
+    plan = Plan(job_id, 0, 0, choice, epoch=epoch, path=HOST_PATH, requested_slots=spec.slots, reason=reason)
+    plan.min_slots = spec.min_slots or 0
+    plan.host = {
+        "algorithm": algorithm,
+        "port": base,
+        "peers": host_peers(topology.fabric, list(spec.workers)),
+    }
     return plan
 
 
@@ -426,7 +491,7 @@ def plan_job_on(
         except TreeError as exc:
             last = exc
         except AllocationError as exc:
-            raise Conflict(f"not enough switch resources: {exc}") from None
+            raise NoRoom(f"not enough switch resources: {exc}") from None
     raise BadRequest(f"cannot build a tree over {', '.join(sites)}: {last}")
 
 

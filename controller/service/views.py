@@ -44,6 +44,7 @@ def summary(state: ServiceState, job: JobRow, plan: Plan | None = None) -> dict:
         "name": job.name,
         "state": shown,
         "strategy": job.spec.get("strategy"),
+        "path": plan.path,
         "workers": job.spec.get("workers"),
         "rounds": len(plan.rounds),
         "created": job.created,
@@ -70,6 +71,40 @@ def worker_views(plan: Plan) -> list[dict]:
             }
         )
     return out
+
+
+def host_worker_views(plan: Plan) -> list[dict]:
+    """Per worker of a host-path job: what edge.runner needs to run the host allreduce instead (its
+    rank, the algorithm, every peer with its site, the TCP port base), under `spec`."""
+    host = plan.host or {}
+    return [
+        {
+            "host": p["host"],
+            "site": p["site"],
+            "ip": p["ip"],
+            "rank": p["rank"],
+            "spec": {
+                "algorithm": host.get("algorithm"),
+                "rank": p["rank"],
+                "port": host.get("port"),
+                "peers": [
+                    {"rank": q["rank"], "ip": q["ip"], "site": q["site"]} for q in host.get("peers", [])
+                ],
+            },
+        }
+        for p in host.get("peers", [])
+    ]
+
+
+def admission_view(plan: Plan) -> dict:
+    """The job's admission on shared switches: its path, the slots asked for and granted, and why."""
+    return {
+        "path": plan.path,
+        "requested_slots": plan.requested_slots,
+        "granted_slots": plan.nslots,
+        "min_slots": plan.min_slots,
+        "reason": plan.reason,
+    }
 
 
 def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
@@ -119,8 +154,17 @@ def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
             }
             for sr in plan.switch_rounds
         ],
-        workers=worker_views(plan) if plan.edge is None else edge_worker_views(plan),
+        admission=admission_view(plan),
+        workers=(
+            host_worker_views(plan)
+            if plan.host is not None
+            else worker_views(plan)
+            if plan.edge is None
+            else edge_worker_views(plan)
+        ),
     )
+    if plan.host is not None:
+        view["host"] = plan.host
     if plan.ring:
         view["ring"] = plan.ring
     if plan.edge is not None:

@@ -170,8 +170,17 @@ def test_twenty_concurrent_jobs_get_disjoint_slots(
         per_switch = {s["name"]: s["by_table"].get("inc_tenants", 0) for s in admin.get("/switches").json()}
         assert per_switch == {sw: len(r) for sw, r in cells.items()}
         # no room for a pool-sized job now: 409 and nothing installed
-        r = c.post("/jobs", json={"workers": ["TYOw1", "NYCw1"], "slots": 4096})
-        assert r.status_code == 409 and "free INC cells" in r.json()["error"]
+        big = {"workers": ["TYOw1", "NYCw1"], "slots": 4096}
+        r = c.post("/jobs", json={**big, "min_slots": 4096, "fallback": "none"})
+        assert r.status_code == 409 and "free INC cells" in r.json()["error"], r.text
+        # with a smaller minimum it gets what is left: fewer slots
+        r = c.post("/jobs", json=big)
+        got = r.json()
+        assert r.status_code == 201 and got["path"] == "switch" and 1024 <= got["slots"] < 4096, r.text
+        assert (
+            got["admission"]["requested_slots"] == 4096 and "of the 4096 slots" in got["admission"]["reason"]
+        )
+        assert c.delete(f"/jobs/{got['id']}").status_code == 200
         metrics = admin.get("/metrics").text
         assert 'tributary_jobs{state="active"} 20' in metrics
         assert "tributary_switch_entries{switch=" in metrics

@@ -88,9 +88,11 @@ def test_bad_jobs_are_refused_with_a_reason(switches: Switches, tmp_path: Path) 
                 ),
             )
         m.create_job(ACME, JobSpec(["TYOw1", "TYOw2"], slots=4096))  # every cell of TYO
-        with pytest.raises(Conflict, match="free INC cells"):
-            m.create_job(ACME, JobSpec(["TYOw1", "NYCw2"], slots=1))
+        with pytest.raises(Conflict, match="free INC cells"):  # no room, and no host path asked for
+            m.create_job(ACME, JobSpec(["TYOw1", "NYCw2"], slots=1, fallback="none"))
         assert len(m.store.jobs()) == 1  # the refused job left no row
+        # by default such a job runs on the host path instead, holding nothing on the switches
+        assert m.create_job(ACME, JobSpec(["TYOw1", "NYCw2"], slots=1))["path"] == "host"
     finally:
         for j in m.store.jobs():
             m.delete_job(ACME, j.id)

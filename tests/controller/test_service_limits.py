@@ -50,8 +50,13 @@ def test_quotas_refuse_with_the_numbers(env: tuple[Switches, Service], admin: ht
     r = t.post("/jobs", json={"workers": ["TYOw1", "NYCw1", "LONw1"], "slots": 4096})
     assert r.status_code == 201, r.text
     big = r.json()["id"]
-    r = t.post("/jobs", json={"workers": ["TYOw2", "NYCw2", "LONw2"], "slots": 64})
+    small = {"workers": ["TYOw2", "NYCw2", "LONw2"], "slots": 64}
+    r = t.post("/jobs", json={**small, "fallback": "none"})
     assert r.status_code in (403, 409), r.text  # the quota, or the switches' pools (both are full)
+    # on the host path it holds no slots, so the slot quota has nothing to refuse
+    r = t.post("/jobs", json=small)
+    assert r.status_code == 201 and r.json()["path"] == "host", r.text
+    assert t.delete(f"/jobs/{r.json()['id']}").status_code == 200
     assert t.delete(f"/jobs/{big}").status_code == 200
     ids = []
     for _ in range(3):
