@@ -33,7 +33,7 @@ class INC(Packet):
         IntField("chunk", 0),
         IntField("epoch", 0),
         ByteField("exponent", 0),
-        ByteEnumField("format", 0, {0: "int32", 1: "int8", 2: "int4", 3: "wide32", 4: "wide16"}),
+        ByteEnumField("format", 0, {0: "int32", 1: "int8", 2: "int4", 3: "wide32", 4: "wide16", 5: "empty"}),
         ShortField("reserved1", 0),
     ]
 

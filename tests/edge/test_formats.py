@@ -22,6 +22,7 @@ from edge.protocol import (
     chunk_space,
     decode,
     encode,
+    encode_empty,
     frame,
     serial_distance,
     slot_of,
@@ -148,6 +149,8 @@ def test_the_scapy_layer_reads_the_header_as_the_workers_write_it() -> None:
         raw(INC(tenant=9, round=2, slot=5, chunk=1234, flags=0x02, epoch=77, format=FMT_INT8))
         == header.pack()
     )
+    empty = INC(encode_empty(IncHeader(9, 2, 5, 1235, epoch=77)))  # sparse mode: the header alone
+    assert empty.sprintf("%INC.format%") == "empty" and empty.count == 0 and not empty.payload
 
 
 @settings(max_examples=300, deadline=None)
