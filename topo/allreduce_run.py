@@ -16,9 +16,19 @@ from pathlib import Path
 
 import numpy as np
 
-from controller.inc.allocation import INC_CELLS, Allocator
+from controller.inc.allocation import INC_CELLS, AllocationError, Allocator
 from controller.inc.install import JobInstaller
-from controller.inc.jobs import JobPlan, plan_job
+from controller.inc.jobs import (
+    HOST_ALGORITHM,
+    HOST_PATH,
+    SWITCH_PATH,
+    Admission,
+    JobPlan,
+    admit,
+    host_peers,
+    host_port_base,
+    plan_job,
+)
 from controller.p4rt import P4InfoIndex
 from edge import formats
 from edge.protocol import INC_LANES
@@ -39,20 +49,26 @@ class AllreduceSpec:
     nslots: int = 0  # slots per tenant and switch; 0: as many as the vector needs, sharing the pool
 
     def slots(self) -> int:
-        """The window: with 0, one slot per chunk up to an equal share of the switches' cells, so no
-        chunk waits for a slot (a lost chunk holding its slot would stall the one after it)."""
+        """The window a tenant asks for: with 0, one slot per chunk, so no chunk waits for a slot (a lost
+        chunk holding its slot would stall the one after it), up to a switch's whole pool. Tenants are
+        admitted one after another (controller.inc.jobs.admit): the later ones get fewer slots, or the
+        host path, when the earlier ones hold the cells."""
         if self.nslots:
             return self.nslots
         chunks = -(-self.elements // INC_LANES)
-        share = INC_CELLS // 2 // self.tenants
-        if self.mode in NEEDS_SLOTS_OF_8 and share >= 8:  # packed packets need slots in multiples of 8 (int4)
-            return min(-(-chunks // 8) * 8, share // 8 * 8)
-        return max(1, min(chunks, share))
+        pool = INC_CELLS // 2
+        if self.mode in NEEDS_SLOTS_OF_8:  # packed packets need slots in multiples of 8 (int4)
+            return min(-(-chunks // 8) * 8, pool)
+        return max(1, min(chunks, pool))
 
     seed: int = 1
     stall_timeout_s: float = 30.0
     secure: bool = False  # pairwise additive masks (edge/secure.py): the switches see only masked sums
     mpi_mca: dict[str, str] = field(default_factory=dict)  # extra OpenMPI MCA parameters for the mpi baseline
+    # admission of each tenant (controller.inc.jobs.admit): the least window it accepts (0: a quarter of
+    # what it asks for) and, below that, "host" (the hierarchical host allreduce) or "none" (refused)
+    min_slots: int = 0
+    fallback: str = "host"
 
 
 @dataclass
@@ -229,6 +245,63 @@ def _check(
     return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats, digests=digests)
 
 
+@dataclass
+class TenantRun:
+    """One tenant of a run as admission placed it: on the switches (`plan`) or the host path (`port`:
+    its hierarchical allreduce's TCP ports, base + rank), or refused."""
+
+    tenant: int
+    admission: Admission[JobPlan]
+    port: int = 0
+
+    @property
+    def path(self) -> str:
+        return self.admission.path
+
+
+def admit_tenants(
+    running: RunningWan, allocator: Allocator, installer: JobInstaller, spec: AllreduceSpec, hosts: list[str],
+    progress: Callable[[str], None],
+) -> list[TenantRun]:  # fmt: skip
+    """Admit the tenants one after another through the service's admission rule (controller.inc.jobs.admit):
+    each asks for `spec.slots()`, gets fewer where the earlier tenants hold the cells, and below its
+    minimum the host path (or is refused, fallback "none"); a switch-path tenant is installed at once."""
+    fabric = running.network.fabric
+    runs: list[TenantRun] = []
+    ports: list[tuple[int, int]] = []
+    for t in range(1, spec.tenants + 1):
+        try:
+            adm = admit(
+                lambda slots, t=t: plan_job(fabric, allocator, t, [[hosts]], slots),
+                spec.slots(),
+                spec.min_slots or None,
+                spec.fallback,
+            )
+        except AllocationError as exc:
+            adm = Admission("refused", spec.slots(), 0, spec.min_slots, f"refused: {exc}")
+        run = TenantRun(t, adm)
+        runs.append(run)
+        if adm.plan is not None:
+            try:
+                installer.install(adm.plan)
+            except BaseException:
+                for owner in adm.plan.owner_keys:
+                    allocator.release(owner)
+                raise
+            tree = adm.plan.trees[0][0]
+            progress(
+                f"tenant {t}: tree rooted at {tree.root} (slowest path {tree.max_rtt_ms:g} ms), "
+                f"{adm.granted_slots} of {adm.requested_slots} slots"
+            )
+        elif adm.path == HOST_PATH:
+            run.port = host_port_base(ports, len(hosts))
+            ports.append((run.port, len(hosts)))
+            progress(f"tenant {t}: host path ({HOST_ALGORITHM}): {adm.reason}")
+        else:
+            progress(f"tenant {t}: {adm.reason}")
+    return runs
+
+
 def run_inc(
     running: RunningWan,
     spec: AllreduceSpec,
@@ -236,7 +309,8 @@ def run_inc(
     dead_workers: tuple[str, ...] = (),
     on_installed: Callable[[list[JobPlan]], object] | None = None,
 ) -> list[AlgoResult]:
-    """Install one INC job per tenant over all workers, run them at once, check, and remove the jobs.
+    """Admit one job per tenant over all workers (admit_tenants), run them all at once, each on its path
+    (the switches, or the hierarchical host allreduce on the same workers), check, and remove the jobs.
 
     Workers named in `dead_workers` are killed just before the run starts (a crashed peer): the others
     must then fail with a clear timeout rather than hang. `on_installed(plans)` runs once the jobs are
@@ -246,34 +320,29 @@ def run_inc(
     allocator = Allocator([s.name for s in fabric.switches])
     installer = JobInstaller(running.conns, index, progress)
     hosts = worker_hosts(running)
-    plans: list[JobPlan] = []
+    runs: list[TenantRun] = []
     try:
-        for t in range(1, spec.tenants + 1):
-            plan = plan_job(fabric, allocator, t, [[hosts]], spec.slots())
-            installer.install(plan)
-            plans.append(plan)
-            tree = plan.trees[0][0]
-            progress(
-                f"tenant {t}: tree rooted at {tree.root} (slowest path {tree.max_rtt_ms:g} ms), "
-                f"{spec.slots()} slots"
-            )
+        runs = admit_tenants(running, allocator, installer, spec, hosts, progress)
+        plans = [r.admission.plan for r in runs if r.admission.plan is not None]
         if on_installed is not None:
             on_installed(plans)
         out_dir = running.run_dir / "allreduce" / "inc"
         out_dir.mkdir(parents=True, exist_ok=True)
         for board in out_dir.glob("keys-t*"):  # public keys of an earlier run in this folder
             shutil.rmtree(board)
-        start_at = time.time() + START_DELAY_S
+        peers = [{k: v for k, v in p.items() if k != "host"} for p in host_peers(fabric, hosts)]
+        running_tenants = [r for r in runs if r.path in (SWITCH_PATH, HOST_PATH)]
+        # more processes take longer to start (and a host-path tenant's warm-up allreduce runs first)
+        start_at = time.time() + START_DELAY_S + 0.1 * len(hosts) * max(0, len(running_tenants) - 1)
         all_specs: dict[str, dict] = {}
         per_tenant: dict[int, tuple[list[int], list[Path]]] = {}
-        for plan in plans:
-            t = plan.tenant
+        for run in running_tenants:
+            t = run.tenant
             outs = []
             for rank, host in enumerate(hosts):
                 out = out_dir / f"t{t}-rank{rank}.npy"
                 outs.append(out)
-                all_specs[f"{host}#{t}"] = {
-                    "algorithm": "inc",
+                one = {
                     "mode": spec.mode,
                     "elements": spec.elements,
                     "seed": spec.seed + t,
@@ -281,45 +350,70 @@ def run_inc(
                     "start_at": start_at,
                     "out": str(out),
                     "report": str(out_dir / f"t{t}-rank{rank}.report.json"),
-                    "worker": plan.worker_spec(host, spec.stall_timeout_s).model_dump(),
                 }
-                if spec.secure:
-                    all_specs[f"{host}#{t}"]["secure"] = {
-                        "board": str(out_dir / f"keys-t{t}"),
-                        "workers": len(hosts),
-                    }
+                if run.admission.plan is not None:
+                    one["algorithm"] = "inc"
+                    one["worker"] = run.admission.plan.worker_spec(host, spec.stall_timeout_s).model_dump()
+                    if spec.secure:
+                        one["secure"] = {"board": str(out_dir / f"keys-t{t}"), "workers": len(hosts)}
+                else:  # the host path: no masks (the hosts sum each other's plain values)
+                    one.update(algorithm=HOST_ALGORITHM, peers=peers, port=run.port, timeout_s=600)
+                all_specs[f"{host}#{t}"] = one
             per_tenant[t] = (list(range(len(hosts))), outs)
+        on_host = sum(r.path == HOST_PATH for r in runs)
         progress(
-            f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s), {spec.elements} {spec.mode} each"
+            f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s) ({len(plans)} on the switches, "
+            f"{on_host} on the host path), {spec.elements} {spec.mode} each"
         )
         with CpuSampler(running) as sampler:
             before = linkbytes.snapshot(fabric)
-            reports = _launch_multi(
-                running, all_specs, spec.stall_timeout_s * 4 + START_DELAY_S + 60, kill_at_start=dead_workers
-            )
+            timeout = spec.stall_timeout_s * 4 + START_DELAY_S + 60 + (600 if on_host else 0)
+            reports = _launch_multi(running, all_specs, timeout, kill_at_start=dead_workers)
             moved = linkbytes.since(fabric, before)  # every tenant's, from the switches' interfaces
         ok = [r for r in reports.values() if "error" not in r]
         span = (min(r["start"] for r in ok), max(r["end"] for r in ok)) if ok else (0.0, 0.0)
         # the switches' and the whole machine's CPU over the timed span (sampled every 0.1 s), beside the
         # workers' own (stats.cpu_ms)
         switch_cpu, busy_cores = sampler.over(*span)
-        bound = bounds.inc_bound_s(
-            running.network.wan, [p.trees[0][0] for p in plans], spec.elements, spec.mode, len(plans)
+        bound = (
+            bounds.inc_bound_s(
+                running.network.wan, [p.trees[0][0] for p in plans], spec.elements, spec.mode, len(plans)
+            )
+            if plans
+            else 0.0
         )
         results = []
-        for plan in plans:
-            t = plan.tenant
-            ranks, outs = per_tenant[t]
-            mine = [r for key, r in reports.items() if key.endswith(f"#{t}")]
-            res = _check(f"inc-t{t}", spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=True)
-            res.bound_s = bound
+        for run in runs:
+            t, adm = run.tenant, run.admission
+            if run.path not in (SWITCH_PATH, HOST_PATH):
+                res = AlgoResult(f"inc-t{t}", 0.0, spec.elements, False, 0.0, errors=[adm.reason])
+            else:
+                ranks, outs = per_tenant[t]
+                mine = [r for key, r in reports.items() if key.endswith(f"#{t}")]
+                on_switch = run.path == SWITCH_PATH
+                name = f"inc-t{t}" if on_switch else f"host-t{t}"
+                res = _check(name, spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=on_switch)
+                res.bound_s = (
+                    bound
+                    if on_switch
+                    else bounds.hierarchical_bound_s(running.network.wan, fabric, hosts, 4 * spec.elements)
+                )
+            res.extra.update(
+                path=adm.path,
+                requested_slots=adm.requested_slots,
+                granted_slots=adm.granted_slots,
+                admission=adm.reason,
+            )
             res.extra["switch_cpu_s"] = switch_cpu
             res.extra["machine_cores_busy"] = busy_cores  # everyone's work, not only this run's
             res.extra["bytes"] = moved
             results.append(res)
         return results
     finally:
-        for plan in plans:
+        for run in runs:
+            plan = run.admission.plan
+            if plan is None:
+                continue
             for err in installer.remove(plan):
                 progress(f"warning: removing tenant {plan.tenant}: {err}")
             for owner in plan.owner_keys:

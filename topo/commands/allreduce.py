@@ -43,14 +43,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "or none (default ring)",
     )
     p.add_argument(
-        "--tenants", type=int, default=1, help="concurrent INC jobs over the same workers (default 1)"
+        "--tenants",
+        type=int,
+        default=1,
+        help="concurrent jobs over the same workers, admitted one after another as the REST service admits "
+        "them: each asks for --slots; one that finds the cells taken gets fewer slots (halved down to "
+        "--min-slots), and below that the host path (--fallback); all run at once (default 1)",
     )
     p.add_argument(
         "--slots",
         type=int,
         default=0,
-        help="slots per tenant and switch, which bound the window (default: one per chunk of the vector, "
-        "up to an equal share of the switches' 4096)",
+        help="slots each tenant asks for per switch, which bound its window (default: one per chunk of the "
+        "vector, up to a switch's 4096)",
+    )
+    p.add_argument(
+        "--min-slots",
+        type=int,
+        default=0,
+        help="the least window a tenant accepts when earlier tenants hold the cells (default: a quarter of "
+        "what it asks for)",
+    )
+    p.add_argument(
+        "--fallback",
+        choices=("host", "none"),
+        default="host",
+        help="a tenant that cannot get even --min-slots: host runs the hierarchical host allreduce on the "
+        "same workers, none refuses it (default host)",
     )
     p.add_argument(
         "--secure",
@@ -108,12 +127,18 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "tributary allreduce: --elements and --tenants must be positive, --slots not negative, "
             "--repeat in 1..100"
         )
+    if args.slots > 4096 or args.min_slots < 0 or (args.slots and args.min_slots > args.slots):
+        raise SystemExit(
+            "tributary allreduce: --slots at most 4096 (a switch's pool), --min-slots not negative and at "
+            "most --slots"
+        )
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
 
     spec = AllreduceSpec(
         args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
+    spec.min_slots, spec.fallback = min(args.min_slots, spec.slots()), args.fallback
     for item in args.mpi_mca:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -134,7 +159,8 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         "mode": args.mode,
         "secure": args.secure,
         "wan_model": f"access-limited ({access:g} Mbit/s per worker)" if access else "full mesh",
-        "exact": all(r.exact for r in inc),
+        # every tenant that ran (a refused one, --fallback none, did not run)
+        "exact": all(r.exact for r in inc if r.extra.get("path") != "refused"),
         "max_abs_error": max(r.max_abs_error for r in inc),
         "inc": inc[0].summary()
         if len(inc) == 1
@@ -142,13 +168,14 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "tenants": [r.summary() for r in inc],
             "goodput_elems_per_s": round(sum(r.goodput for r in inc), 1),
             "seconds": round(max(r.seconds for r in inc), 4),
+            "paths": {p: sum(r.extra.get("path") == p for r in inc) for p in ("switch", "host", "refused")},
         },
     }
     if args.repeat > 1:
         summary["repeat"] = args.repeat
         summary["bit_identical"] = _identical([r for rep in incs for r in rep[:1]])
         summary["inc"]["seconds_each"] = [round(rep[0].seconds, 4) for rep in incs]  # type: ignore[index]
-        summary["exact"] = all(r.exact for rep in incs for r in rep)
+        summary["exact"] = all(r.exact for rep in incs for r in rep if r.extra.get("path") != "refused")
     summary.update(_obstacle_keys(inc, incs, args))
     inc_goodput = sum(r.goodput for r in inc)
     for base in bases:
