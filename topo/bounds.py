@@ -99,11 +99,20 @@ def _busiest(load: Counter, rates: dict[Hop, float]) -> float:
     return max((8.0 * b / rates[link] for link, b in load.items()), default=0.0)
 
 
-def inc_bound_s(wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: int = 1) -> float:
-    """Tenants share the switches and links; `trees` holds each tenant's tree."""
+def inc_bound_s(
+    wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: int = 1, union_blocks: int | None = None
+) -> float:
+    """Tenants share the switches and links; `trees` holds each tenant's tree. Sparse (`union_blocks`:
+    the blocks some worker held): the block agreement (int4 indicators, 512 blocks to a packed packet,
+    wide16 sums), then the union's blocks, which the root sends down with values on every link."""
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
     phases = [(chunks, FRAME_LEN)]  # (packets, frame bytes on the busiest link) per phase
+    if mode == "sparse":
+        phases = [
+            (-(-chunks // 512), WIDE_FRAME_LEN),
+            (chunks if union_blocks is None else union_blocks, FRAME_LEN),
+        ]
     if mode == "float32":  # exponents and special flags, one entry per block each, 64 to a packet
         phases.insert(0, (-(-2 * chunks // INC_LANES), FRAME_LEN))
     if mode in ("int8", "int4", "mxint8"):  # 4 or 8 chunks per packet; a switch sends one wide frame
