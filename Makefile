@@ -16,7 +16,7 @@ help:
 	@echo "make lint      ruff"
 	@echo "sudo make run  bring up the nine-city WAN with P4 switches and open the Mininet CLI"
 	@echo "make clean     remove leftovers of a crashed run (namespaces, interfaces, processes)"
-	@echo "sudo make experiments  run the experiments of docs/results.md (about 10 min), outputs in runs/experiments/, report docs/results-generated.md"
+	@echo "sudo make experiments  run every experiment of docs/results.md (under 30 min) and regenerate it (docs/results-data.json keeps the measurements)"
 
 install: debs $(STAMP) mininet-link
 
@@ -64,7 +64,8 @@ run: install
 	@if [ "$$(id -u)" != "0" ]; then echo "tributary run needs root for Mininet: use 'sudo make run'" >&2; exit 1; fi
 	$(BIN)/tributary run
 
-# EXPERIMENTS_ARGS="--only train-3,amdahl" runs a subset (scripts/experiments.py --list names them).
+# EXPERIMENTS_ARGS="--only train-3,amdahl" runs a subset (scripts/experiments.py --list names them);
+# docs/results.md is rendered from scripts/results_template.md and docs/results-data.json.
 experiments: install
 	$(BIN)/python scripts/experiments.py $(EXPERIMENTS_ARGS)
 
