@@ -139,6 +139,8 @@ class Feed:
     the workers' listed order) once all are in; `reply` sends a cycle's result to each."""
 
     def __init__(self, ip: str, port: int, workers: list[str], fmt: str) -> None:
+        if not workers:
+            raise ValueError("a site fed by its workers needs at least one worker")
         self.workers = list(workers)
         self.dtype = np.dtype(np.int32) if fmt == "int32" else np.dtype(np.float32)
         self.srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -607,7 +609,7 @@ class Site:
     def run(self) -> dict:
         try:
             return self._run()
-        finally:
+        finally:  # on an error too: the workers waiting for a result see the connection close at once
             if self.feed is not None:
                 self.feed.close()
 

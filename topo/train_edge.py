@@ -79,6 +79,11 @@ def plan_cycle(running: RunningWan, elements: int, fmt: str, choice: str = "best
     wan = running.network.wan
     if len(wan.names) < 2:
         raise ValueError("edge-cliques needs at least two sites")
+    idle = [
+        sw.name for sw in running.network.fabric.switches if not any(h.role == "worker" for h in sw.hosts)
+    ]
+    if idle:
+        raise ValueError(f"every site needs a worker host to feed its edge stage; none at {', '.join(idle)}")
     if choice not in SCHEDULES:
         raise ValueError(f"edge schedule must be one of {', '.join(SCHEDULES)}, got {choice!r}")
     rate_bps = min(link.rate_mbit for link in wan.links) * 1e6

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from edge import edge_wire as w
 from edge.training.comms import EdgeComm
@@ -159,6 +160,9 @@ def test_a_worker_that_leaves_ends_its_site_with_the_reason(tmp_path: Path) -> N
     comms[0].close()  # one worker of site 1 goes away before sending anything
     try:
         procs[0].wait(timeout=30)
+        # the other worker, waiting for a result, sees the site's connection close: no hang
+        with pytest.raises(ConnectionError):
+            comms[1].sum(np.zeros(ELEMENTS, dtype=np.int32))
     finally:
         for c in comms[1:]:
             c.close()
