@@ -37,12 +37,14 @@ class FabricLink:
     a: str
     b: str
     rtt_ms: float
+    rate_mbit: float = 0.0  # each direction's rate (0: unknown): workers pace at their tree's slowest
 
 
 @dataclass
 class Fabric:
     switches: list[FabricSwitch]
     links: list[FabricLink]
+    access_rate_mbit: float = 0.0  # each worker's link to its switch, when sites are access-limited (0: not)
 
     def switch(self, name: str) -> FabricSwitch:
         for sw in self.switches:
@@ -59,3 +61,10 @@ class Fabric:
 
     def edges(self) -> list[tuple[str, str, float]]:
         return [(link.a, link.b, link.rtt_ms) for link in self.links]
+
+    def rate_mbit(self, a: str, b: str) -> float:
+        """The rate of the link between switches a and b (0: unknown, or no such link)."""
+        for link in self.links:
+            if {link.a, link.b} == {a, b}:
+                return link.rate_mbit
+        return 0.0

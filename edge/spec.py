@@ -4,7 +4,8 @@ the specs the tools write) to the worker library, validated with pydantic and ve
 A worker needs its tenant id and the job's epoch (the generation the switches accept), the INC address of
 its site's switch, the slots it owns there (its sending window), and, per round of the job's cycle, the
 size of its clique and the timing the planner derived from the round's tree (first retransmission
-timeout, slowest path RTT). A plain allreduce is a cycle of one round.
+timeout, slowest path RTT, and where the network's rates are known its slowest link's rate). A plain
+allreduce is a cycle of one round.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ class RoundSpec(BaseModel):
     rto_s: float = Field(default=1.0, gt=0, le=600, description="first retransmission timeout")
     path_rtt_s: float = Field(
         default=0.0, ge=0, le=600, description="RTT of the round tree's slowest path: the timeout's floor"
+    )
+    rate_bps: float = Field(
+        default=0.0,
+        ge=0,
+        le=1e12,
+        description="bits/s of the round tree's slowest link for this job (0: unknown): the worker's pace, "
+        "and with path_rtt_s the window it starts with",
     )
 
 

@@ -89,5 +89,5 @@ def fabric(wan: Wan) -> Fabric:
                 inc_mac=_mac(i, INC_GATEWAY_OCTET),
             )
         )
-    links = [FabricLink(link.a, link.b, link.rtt_ms) for link in wan.links]
-    return Fabric(switches, links)
+    links = [FabricLink(link.a, link.b, link.rtt_ms, link.rate_mbit) for link in wan.links]
+    return Fabric(switches, links, wan.access_rate_mbit)
