@@ -33,11 +33,16 @@ from controller.p4rt import P4InfoIndex
 from edge import formats
 from edge.protocol import INC_LANES
 from edge.runner import expected_sum, worker_data
-from topo import bounds, linkbytes
+from topo import bounds, linkbytes, sparse_report
 from topo.session import RunningWan
 
 PACKED_MODES = ("int8", "int4")  # integer modes packed on the host link (edge/lowprec.py)
-NEEDS_SLOTS_OF_8 = (*PACKED_MODES, "mxint8")  # modes whose packets carry 4 or 8 chunks
+NEEDS_SLOTS_OF_8 = (
+    *PACKED_MODES,
+    "mxint8",
+    "sparse",
+)  # modes whose packets carry 4 or 8 chunks (sparse: its agreement)
+INTEGER_MODES = ("int32", "sparse", *PACKED_MODES)  # exact integer sums
 START_DELAY_S = 3.0  # time for every worker process to start before the common start time
 
 
@@ -69,6 +74,7 @@ class AllreduceSpec:
     # what it asks for) and, below that, "host" (the hierarchical host allreduce) or "none" (refused)
     min_slots: int = 0
     fallback: str = "host"
+    density: float = 0.01  # sparse mode: the fraction of blocks each worker holds (edge/sparse.py)
 
 
 @dataclass
@@ -196,7 +202,7 @@ def _check(
     errors = [f"rank {r['rank']}: {r['error']}" for r in reports if "error" in r]
     ok_reports = [r for r in reports if "error" not in r]
     seconds = (max(r["end"] for r in ok_reports) - min(r["start"] for r in ok_reports)) if ok_reports else 0.0
-    exact_sum = expected_sum(seed, ranks, spec.elements, spec.mode)
+    exact_sum = expected_sum(seed, ranks, spec.elements, spec.mode, spec.density)
     bound = 0.0
     if spec.mode == "float32" and quantised:
         blocks = [formats.pad_to_lanes(worker_data(seed, r, spec.elements, spec.mode)) for r in ranks]
@@ -223,7 +229,7 @@ def _check(
             continue
         got = np.load(path)
         digests.append(hashlib.sha256(got.tobytes()).hexdigest())
-        if spec.mode in ("int32", *PACKED_MODES):
+        if spec.mode in INTEGER_MODES:
             want = exact_sum.astype(np.int64).astype(np.int32)
             diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
             max_err = max(max_err, float(diff.max()))
@@ -238,11 +244,30 @@ def _check(
     stats: dict[str, float] = {}
     for r in ok_reports:
         for k, v in r.get("stats", {}).items():
-            if k in ("srtt_ms", "base_rtt_ms", "window", "key_exchange_s", "warmup_s"):  # per worker: the worst
+            if k == "sparse":  # reported apart, below
+                continue
+            if k in (
+                "srtt_ms",
+                "base_rtt_ms",
+                "window",
+                "key_exchange_s",
+                "warmup_s",
+            ):  # per worker: the worst
                 stats[f"max_{k}"] = max(stats.get(f"max_{k}", 0), v)
             elif isinstance(v, int):
                 stats[k] = stats.get(k, 0) + v
-    return AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats, digests=digests)
+    result = AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats, digests=digests)
+    sparse = [r["stats"]["sparse"] for r in ok_reports if "sparse" in r.get("stats", {})]
+    if sparse:  # what the sparse calls did (the same union and path at every worker)
+        result.extra["sparse"] = {
+            "path": sparse[0]["path"],
+            "reason": sparse[0]["reason"],
+            "density": spec.density,
+            "blocks": sparse[0]["blocks"],
+            "union_density": sparse[0]["union_density"],
+            "own_density": [x["own_density"] for x in sparse],
+        }
+    return result
 
 
 @dataclass
@@ -344,6 +369,7 @@ def run_inc(
                 outs.append(out)
                 one = {
                     "mode": spec.mode,
+                    "density": spec.density,
                     "elements": spec.elements,
                     "seed": spec.seed + t,
                     "rank": rank,
@@ -365,19 +391,27 @@ def run_inc(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s) ({len(plans)} on the switches, "
             f"{on_host} on the host path), {spec.elements} {spec.mode} each"
         )
+        counted = sparse_report.snapshot(running) if spec.mode == "sparse" else None
         with CpuSampler(running) as sampler:
             before = linkbytes.snapshot(fabric)
             timeout = spec.stall_timeout_s * 4 + START_DELAY_S + 60 + (600 if on_host else 0)
             reports = _launch_multi(running, all_specs, timeout, kill_at_start=dead_workers)
             moved = linkbytes.since(fabric, before)  # every tenant's, from the switches' interfaces
+        levels = sparse_report.snapshot(running) if counted is not None else None
         ok = [r for r in reports.values() if "error" not in r]
+        union = _union_blocks(reports) if spec.mode == "sparse" else None
         span = (min(r["start"] for r in ok), max(r["end"] for r in ok)) if ok else (0.0, 0.0)
         # the switches' and the whole machine's CPU over the timed span (sampled every 0.1 s), beside the
         # workers' own (stats.cpu_ms)
         switch_cpu, busy_cores = sampler.over(*span)
         bound = (
             bounds.inc_bound_s(
-                running.network.wan, [p.trees[0][0] for p in plans], spec.elements, spec.mode, len(plans)
+                running.network.wan,
+                [p.trees[0][0] for p in plans],
+                spec.elements,
+                spec.mode,
+                len(plans),
+                union,
             )
             if plans
             else 0.0
@@ -407,6 +441,9 @@ def run_inc(
             res.extra["switch_cpu_s"] = switch_cpu
             res.extra["machine_cores_busy"] = busy_cores  # everyone's work, not only this run's
             res.extra["bytes"] = moved
+            if counted is not None and levels is not None and adm.plan is not None:
+                blocks = -(-spec.elements // INC_LANES)
+                res.extra["fill_in"] = sparse_report.fill_in(adm.plan.trees[0][0], counted, levels, blocks)
             results.append(res)
         return results
     finally:
@@ -418,6 +455,15 @@ def run_inc(
                 progress(f"warning: removing tenant {plan.tenant}: {err}")
             for owner in plan.owner_keys:
                 allocator.release(owner)
+
+
+def _union_blocks(reports: dict[str, dict]) -> int | None:
+    """The union's size as the sparse workers agreed it (all agree; None when none reported it)."""
+    for r in reports.values():
+        sparse = r.get("stats", {}).get("sparse")
+        if sparse and sparse.get("path") == "sparse":
+            return round(float(sparse["union_density"]) * int(sparse["blocks"]))
+    return None
 
 
 def _launch_multi(
@@ -490,6 +536,7 @@ def run_baseline(
         specs[f"{host}#{algo}"] = {
             "algorithm": algo,
             "mode": spec.mode,
+            "density": spec.density,
             "elements": spec.elements,
             "seed": spec.seed + 1,
             "rank": rank,

@@ -59,3 +59,15 @@ def test_stop_and_status_without_a_run_are_clear(tmp_path: Path) -> None:
         [TRIBUTARY, "controller", "status", "--state", state], capture_output=True, text=True
     )
     assert res.returncode == 1 and "nothing is running" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_sparse_mode_arguments_are_checked_before_anything_starts() -> None:
+    for extra, words in (
+        (["--density", "1.5"], "fraction of the blocks"),
+        (["--secure"], "cannot be --secure"),
+    ):
+        res = subprocess.run(
+            [TRIBUTARY, "allreduce", "--mode", "sparse", *extra], capture_output=True, text=True, timeout=60
+        )
+        assert res.returncode != 0 and words in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr

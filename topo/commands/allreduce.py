@@ -27,11 +27,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--elements", type=int, default=65536, help="vector length per worker (default 65536)")
     p.add_argument(
         "--mode",
-        choices=("int32", "float32", "int8", "int4", "mxint8"),
+        choices=("int32", "float32", "int8", "int4", "mxint8", "sparse"),
         default="int32",
         help="int32: exact; float32: fixed point with per-block exponents; int8 / int4: exact sums of "
         "narrow integers, packed 4 / 8 to a word on the host link; mxint8: OCP MX blocks of 32 int8 under "
-        "an agreed E8M0 scale (docs/obstacles.md; default int32)",
+        "an agreed E8M0 scale; sparse: exact int32 sums of block-sparse vectors (--density), only the "
+        "blocks someone holds travel with values (docs/obstacles.md; default int32)",
+    )
+    p.add_argument(
+        "--density",
+        type=float,
+        default=0.01,
+        metavar="D",
+        help="sparse mode: the fraction of 64-value blocks each worker holds (chosen at random, "
+        "independently per worker); it is also the job's declared top-k fraction, from which the "
+        "workers decide whether the sparse path can pay or the blocks go dense (default 0.01)",
     )
     p.add_argument(
         "--compare",
@@ -120,6 +130,15 @@ def _baselines(text: str) -> list[str]:
 
 
 def cmd_allreduce(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.density <= 1.0:
+        raise SystemExit(
+            f"tributary allreduce: --density is a fraction of the blocks, 0..1, got {args.density:g}"
+        )
+    if args.mode == "sparse" and args.secure:
+        raise SystemExit(
+            "tributary allreduce: --mode sparse cannot be --secure: the masks make every block dense "
+            "(a masked zero is not zero), so nothing would be sparse"
+        )
     if not require_root("allreduce"):
         return 1
     if args.elements < 1 or args.tenants < 1 or args.slots < 0 or not 1 <= args.repeat <= 100:
@@ -139,6 +158,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
     spec.min_slots, spec.fallback = min(args.min_slots, spec.slots()), args.fallback
+    spec.density = args.density
     for item in args.mpi_mca:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -228,6 +248,8 @@ def _obstacle_keys(inc: list, incs: list, args: argparse.Namespace) -> dict[str,
         # one run: every worker holds the same bits; with --repeat: every repetition too
         "bit_identical": _identical([rep[0] for rep in incs]),
     }
+    if args.mode == "sparse":  # the path taken, the union, and the density leaving each level of the tree
+        out["sparse"] = {**inc[0].extra.get("sparse", {}), "fill_in": inc[0].extra.get("fill_in")}
     if args.mode in ("int8", "int4"):
         from edge import lowprec
         from edge.runner import expected_sum

@@ -1,0 +1,67 @@
+"""What a sparse allreduce did at each level of its tree, read from the switches' own counters.
+
+Why counters: the density of what leaves a switch (fill-in: the union of the supports below it) is the
+sparse mode's price, and the switch counts it itself (`inc_stats` 6, completed aggregates, and 12, those
+that left empty). Reading them over P4Runtime before and after the run measures it, rather than
+computing it from the inputs. The counters are switch-wide, so the figures are exact for a run with one
+tenant (what the CLI reports); with several tenants they mix everyone's chunks.
+"""
+
+from __future__ import annotations
+
+from controller.inc.trees import Tree
+from controller.p4rt import P4InfoIndex
+from controller.service.counters import switch_stats
+from topo.session import RunningWan
+
+
+def snapshot(running: RunningWan) -> dict[str, dict[str, int]]:
+    """Per switch: completed aggregates and those that left empty, so far."""
+    index = P4InfoIndex(running.pipeline.p4info)
+    out: dict[str, dict[str, int]] = {}
+    for name, conn in running.conns.items():
+        stats = switch_stats(conn, index, timeout=10.0)
+        out[name] = {k: stats.get(k, (0, 0))[0] for k in ("completed", "empty_out", "empty_in")}
+    return out
+
+
+def levels(tree: Tree) -> dict[str, int]:
+    """Each switch's depth in the tree: 0 at the root."""
+    depth: dict[str, int] = {}
+
+    def of(switch: str) -> int:
+        if switch not in depth:
+            parent = tree.nodes[switch].parent
+            depth[switch] = 0 if parent is None else of(parent) + 1
+        return depth[switch]
+
+    for s in tree.nodes:
+        of(s)
+    return depth
+
+
+def fill_in(
+    tree: Tree, before: dict[str, dict[str, int]], after: dict[str, dict[str, int]], blocks: int
+) -> dict[str, object]:
+    """Per switch of the tree: its level, the chunks it completed in the data call and the fraction of
+    the vector's blocks it sent on with values (the union of the supports below it); per level the
+    mean of those fractions. The agreement call travels in the wide cells, which these counters do not
+    count, so `completed` is the data call's union alone."""
+    depth = levels(tree)
+    switches: dict[str, dict[str, object]] = {}
+    for s, d in sorted(depth.items(), key=lambda kv: (kv[1], kv[0])):
+        done = after[s]["completed"] - before[s]["completed"]
+        empty = after[s]["empty_out"] - before[s]["empty_out"]
+        switches[s] = {
+            "level": d,
+            "completed": done,
+            "left_empty": empty,
+            "density": round((done - empty) / blocks, 6) if blocks else 0.0,
+        }
+    by_level: dict[int, list[float]] = {}
+    for v in switches.values():
+        by_level.setdefault(int(v["level"]), []).append(float(v["density"]))  # type: ignore[arg-type]
+    return {
+        "switches": switches,
+        "density_by_level": {str(k): round(sum(v) / len(v), 6) for k, v in sorted(by_level.items())},
+    }
