@@ -55,7 +55,10 @@ def contribution(port: int, chunk: int, values: list[int], **fields: int) -> byt
         version=fields.pop("version", P.INC_VERSION),
     )
     ip = host_ip(port) if src is None else f"10.0.{src >> 8 & 255}.{src & 255}"
-    payload = P.encode(header, np.array(values, dtype=np.uint32))
+    if fields.pop("empty", 0):  # an empty contribution (sparse mode): the header alone
+        payload = P.encode_empty(header)
+    else:
+        payload = P.encode(header, np.array(values, dtype=np.uint32))
     return P.frame(host_mac(port), GW_MAC, ip, GW_IP, P.worker_port(1), P.INC_UDP_PORT, payload)
 
 
@@ -74,7 +77,9 @@ ports = st.integers(0, 8)
 def not_the_tenants(draw: st.DrawFn) -> tuple[int, bytes]:
     """A packet that the tenant's cells must ignore, whatever else it gets right."""
     port = draw(ports)
-    kind = draw(st.sampled_from(["epoch", "address", "tenant", "corrupt", "garbage", "truncated", "version"]))
+    kind = draw(
+        st.sampled_from(["epoch", "address", "tenant", "corrupt", "garbage", "truncated", "version", "empty"])
+    )
     chunk, vals = draw(u32), draw(values)
     flags = draw(st.integers(0, 255))
     if kind == "epoch":
@@ -89,6 +94,16 @@ def not_the_tenants(draw: st.DrawFn) -> tuple[int, bytes]:
         return port, contribution(
             max(port, 1), chunk, vals, version=draw(st.integers(0, 255).filter(lambda v: v != 2))
         )
+    if kind == "empty":  # an empty that completes nothing of the tenant's: another epoch, tenant or address
+        wrong = draw(st.sampled_from(["epoch", "tenant", "address"]))
+        if wrong == "epoch":
+            return port, contribution(
+                max(port, 1), 0, vals, epoch=draw(u32.filter(lambda e: e != EPOCH)), empty=1
+            )
+        if wrong == "tenant":
+            return port, contribution(max(port, 1), 0, vals, tenant=draw(st.integers(2, 0xFFFF)), empty=1)
+        src = draw(st.integers(0, 0xFFFF).filter(lambda s: not (s >> 8 == 1 and s & 255 == port)))
+        return port, contribution(port if port else 1, 0, vals, src_ip=src, empty=1)
     frame = contribution(max(port, 1), chunk, vals, flags=flags)
     if kind == "corrupt":
         at = draw(st.integers(14, len(frame) - 1))
