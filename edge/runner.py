@@ -32,12 +32,12 @@ def worker_data(
     seed: int, rank: int, elements: int, mode: str, density: float = DEFAULT_DENSITY
 ) -> np.ndarray:
     """Worker `rank`'s input, recomputable by whoever checks the results. Sparse: int32 values in
-    ceil(density x blocks) blocks of 64 chosen at random, independently per worker (so the union of the
+    round(density x blocks) blocks of 64 (at least one) chosen at random, independently per worker (so the union of the
     supports is as large as chance makes it: the hard case for sparse aggregation), zero elsewhere."""
     rng = np.random.default_rng([seed, rank])
     if mode == "sparse":
         blocks = -(-elements // 64)
-        k = min(blocks, int(np.ceil(density * blocks)))
+        k = min(blocks, max(1, round(density * blocks))) if density > 0 else 0
         rows = np.zeros((blocks, 64), dtype=np.int32)
         rows[rng.choice(blocks, size=k, replace=False)] = rng.integers(
             -INT_RANGE, INT_RANGE, size=(k, 64), dtype=np.int32

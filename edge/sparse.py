@@ -5,9 +5,11 @@ moves every zero through every link; here a block costs its values only on the l
 worker holds it (docs/protocol.md, "Sparse vectors"):
 
 1. Agreement. Every worker contributes one indicator per block (1 where its block is not all zero),
-   summed by the switches as int4 (512 blocks to a packet; the sums come back 16 bits wide). Every
-   worker then knows, for every block, how many workers hold it: the union of the supports, and the
-   count each block's result must sum.
+   packed into int32 lanes as fields of b = bit_length(workers) bits, so that the switches' 32-bit
+   sums add the fields without a carry crossing between them (a field's sum is at most the number of
+   workers, below 2^b): 64 x floor(32 / b) blocks to a packet, 640 for six workers, in both
+   directions. Every worker then knows, for every block, how many workers hold it: the union of the
+   supports, and the count each block's result must sum.
 2. Data. The union's blocks, in block order, one chunk each. A worker sends the blocks it holds with
    their values and an empty contribution (the INC header alone, 66 bytes on the wire against 322)
    for the union's blocks it does not hold; blocks outside the union are not sent by anyone. A switch
@@ -35,9 +37,43 @@ from edge import formats
 from edge.protocol import FMT_INT32, INC_LANES, KIND_SUM
 
 BLOCK = INC_LANES  # values per block: one chunk
-# the agreement's cost against a dense vector's: an int4 indicator per block of 64 int32 values up
-# (4 / 2048 bits), its 16-bit sum down (16 / 2048)
-AGREEMENT_COST = 16 / (BLOCK * 32)
+
+
+def field_bits(workers: int) -> int:
+    """Bits of one block's field in the agreement: enough for a sum of `workers` indicators."""
+    return max(1, workers.bit_length())
+
+
+def agreement_chunks(blocks: int, workers: int) -> int:
+    """Packets (chunks of 64 lanes) of the block agreement, in each direction."""
+    per_chunk = INC_LANES * (32 // field_bits(workers))
+    return -(-blocks // per_chunk)
+
+
+def agreement_cost(workers: int) -> float:
+    """The agreement's bytes against a dense vector's: one field per block of 64 int32 values."""
+    return 1.0 / (BLOCK * (32 // field_bits(workers)))
+
+
+def pack_indicators(held: np.ndarray, workers: int) -> np.ndarray:
+    """One field of field_bits(workers) bits per block, floor(32 / bits) to a 32-bit lane, as lanes."""
+    b = field_bits(workers)
+    per_lane = 32 // b
+    ind = np.zeros(-(-held.size // per_lane) * per_lane, dtype=np.uint64)
+    ind[: held.size] = held
+    shifts = (np.arange(per_lane, dtype=np.uint64) * np.uint64(b))[None, :]
+    words = (ind.reshape(-1, per_lane) << shifts).sum(axis=1).astype(np.uint32)
+    return formats.pad_to_lanes(words)
+
+
+def unpack_counts(lanes: np.ndarray, blocks: int, workers: int) -> np.ndarray:
+    """The per-block sums of the packed indicators (pack_indicators, summed by the switches)."""
+    b = field_bits(workers)
+    per_lane = 32 // b
+    shifts = (np.arange(per_lane, dtype=np.uint64) * np.uint64(b))[None, :]
+    words = lanes.reshape(-1).astype(np.uint64)[:, None]
+    return ((words >> shifts) & np.uint64((1 << b) - 1)).reshape(-1)[:blocks].astype(np.int64)
+
 
 SparseReduce = Callable[..., np.ndarray]  # reduce(lanes, kind, fmt=FMT_INT32, present=None, counts=None)
 
@@ -68,10 +104,11 @@ def choose_path(workers: int, density: float | None) -> tuple[str, str]:
     if density is None:
         return "sparse", "no density declared: sparse is exact for any input"
     worst_union = min(1.0, workers * density)
-    if worst_union + AGREEMENT_COST >= 1.0:
+    cost = agreement_cost(workers)
+    if worst_union + cost >= 1.0:
         return "dense", (
             f"{workers} workers at density {density:g} may hold every block between them: the agreement "
-            f"({AGREEMENT_COST:.2%} of dense bytes and one round trip) could save nothing"
+            f"({cost:.2%} of dense bytes and one round trip) could save nothing"
         )
     return "sparse", f"the union holds at most {worst_union:.1%} of the blocks ({workers} x {density:g})"
 
@@ -86,7 +123,6 @@ def sparse_allreduce(
     values: np.ndarray,
     workers: int,
     density: float | None = None,
-    max_groups: int = 8,
 ) -> tuple[np.ndarray, SparseReport]:
     """The exact int32 sum over all workers of block-sparse `values` (any integer array that fits in
     int32), with the input's shape, and what the call did. `reduce` is a lane reduction that takes
@@ -100,11 +136,11 @@ def sparse_allreduce(
         out = reduce(lanes, KIND_SUM)
         report = SparseReport("dense", blocks, int(held.sum()), blocks, reason)
         return formats.lanes_to_int32(out, arr.size).reshape(arr.shape), report
-    counts = formats.allreduce_with(reduce, held.astype(np.int8), "int4", workers, max_groups)
-    counts = counts.astype(np.int64)
-    if counts.min(initial=0) < 0 or counts.max(initial=0) > workers:
+    counts = unpack_counts(reduce(pack_indicators(held, workers), KIND_SUM), blocks, workers)
+    if counts.max(initial=0) > workers or (held & (counts == 0)).any():
         raise formats.FormatError(
-            f"the block agreement summed to {counts.max()} holders of {workers} workers"
+            f"the block agreement does not add up: {counts.max()} holders of a block among {workers} "
+            "workers, or a block held here counted by no one"
         )
     union = np.flatnonzero(counts)
     result = np.zeros_like(lanes)

@@ -492,10 +492,7 @@ class IncWorker:
         if mode == "sparse":
             if masks is not None:
                 raise ValueError("sparse mode cannot be masked: masks make every block dense")
-            groups = max(g for g in (8, 4, 1) if self.job.nslots % g == 0)
-            result, report = sparse.sparse_allreduce(
-                self.reduce_lanes, values, self.job.workers, density, max_groups=groups
-            )
+            result, report = sparse.sparse_allreduce(self.reduce_lanes, values, self.job.workers, density)
             self.sparse_report = report.as_dict()
             return result
         reduce = self.reduce_lanes if masks is None else masked(self.reduce_lanes, masks)

@@ -103,14 +103,17 @@ def inc_bound_s(
     wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: int = 1, union_blocks: int | None = None
 ) -> float:
     """Tenants share the switches and links; `trees` holds each tenant's tree. Sparse (`union_blocks`:
-    the blocks some worker held): the block agreement (int4 indicators, 512 blocks to a packed packet,
-    wide16 sums), then the union's blocks, which the root sends down with values on every link."""
+    the blocks some worker held): the block agreement (packed indicator fields, edge.sparse), then the
+    union's blocks, which the root sends down with values on every link."""
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
     phases = [(chunks, FRAME_LEN)]  # (packets, frame bytes on the busiest link) per phase
     if mode == "sparse":
+        from edge.sparse import agreement_chunks
+
+        workers = max(len(t.workers) for t in trees)
         phases = [
-            (-(-chunks // 512), WIDE_FRAME_LEN),
+            (agreement_chunks(chunks, workers), FRAME_LEN),
             (chunks if union_blocks is None else union_blocks, FRAME_LEN),
         ]
     if mode == "float32":  # exponents and special flags, one entry per block each, 64 to a packet

@@ -12,6 +12,7 @@ from __future__ import annotations
 from controller.inc.trees import Tree
 from controller.p4rt import P4InfoIndex
 from controller.service.counters import switch_stats
+from edge.sparse import agreement_chunks
 from topo.session import RunningWan
 
 
@@ -45,12 +46,15 @@ def fill_in(
 ) -> dict[str, object]:
     """Per switch of the tree: its level, the chunks it completed in the data call and the fraction of
     the vector's blocks it sent on with values (the union of the supports below it); per level the
-    mean of those fractions. The agreement call travels in the wide cells, which these counters do not
-    count, so `completed` is the data call's union alone."""
+    mean of those fractions. The block agreement's chunks (all with values) are counted too and taken
+    off; a run that went dense has no agreement, and every block leaves every switch with values."""
     depth = levels(tree)
+    agreement = agreement_chunks(blocks, len(tree.workers))
     switches: dict[str, dict[str, object]] = {}
     for s, d in sorted(depth.items(), key=lambda kv: (kv[1], kv[0])):
         done = after[s]["completed"] - before[s]["completed"]
+        if done > blocks:  # the sparse path: its agreement came first
+            done -= agreement
         empty = after[s]["empty_out"] - before[s]["empty_out"]
         switches[s] = {
             "level": d,

@@ -42,12 +42,9 @@ def through_switches(
             job = IncJob.from_spec(plan.worker_spec(host, stall_timeout_s=3600.0))
             workers.append(SimWorker(host, 1, att.ip, att.mac, sw.name, att.port, job, []))
             net.workers[(host, 1)] = workers[-1]
-        groups = max(g for g in (8, 4, 1) if slots % g == 0)
         out = net.lockstep(
             workers,
-            lambda rank, reduce: sparse.sparse_allreduce(
-                reduce, inputs[rank], len(HOSTS), density, max_groups=groups
-            ),
+            lambda rank, reduce: sparse.sparse_allreduce(reduce, inputs[rank], len(HOSTS), density),
         )
         stats = {
             name: [sw.counter_read(f"{AGG}inc_stats", i)[0] for i in range(16)]
@@ -94,7 +91,8 @@ def test_sparse_sums_are_exact_and_empty_aggregates_leave_where_nothing_is_held(
     # completes once; re-sent copies are not counted again)
     s1 = set(supports[0]) | set(supports[1])
     s4 = set(supports[3]) | set(supports[4])
-    assert stats["S2"][EMPTY_OUT] == 0 and stats["S2"][COMPLETED] == len(union)
+    agreement = sparse.agreement_chunks(120, len(HOSTS))  # int32 chunks too, all with values
+    assert stats["S2"][EMPTY_OUT] == 0 and stats["S2"][COMPLETED] == agreement + len(union)
     assert stats["S1"][EMPTY_OUT] == len(union - s1)
     assert stats["S4"][EMPTY_OUT] == stats["S3"][EMPTY_OUT] == len(union - s4)
 
@@ -141,9 +139,19 @@ def test_sparse_sends_fewer_bytes_than_dense_on_the_host_links(tmp_path: Path, d
     for w, (_, report) in zip(workers, out, strict=True):
         own = report.own_blocks
         agreement = w.stats.bytes_sent - own * P.FRAME_LEN - (union - own) * (P.FRAME_OVERHEAD + P.HEADER_LEN)
-        # the agreement: one packed int4 packet per 512 blocks (and the chunks that align it)
-        assert 0 < agreement <= 8 * P.FRAME_LEN
+        # the agreement: one int32 packet per 640 blocks (3-bit fields for 5 workers)
+        assert agreement == sparse.agreement_chunks(blocks, len(HOSTS)) * P.FRAME_LEN
         assert w.stats.bytes_sent < 0.25 * blocks * P.FRAME_LEN
+
+
+def test_the_agreement_packs_fields_whose_sums_never_carry_into_each_other() -> None:
+    rng = np.random.default_rng(11)
+    for workers in (1, 2, 5, 6, 7, 8, 18, 255, 256):
+        held = [rng.random(1000) < 0.9 for _ in range(workers)]
+        words = sum(sparse.pack_indicators(h, workers).astype(np.uint64) for h in held) % 2**32
+        counts = sparse.unpack_counts(words.astype(np.uint32), 1000, workers)
+        np.testing.assert_array_equal(counts, np.sum(held, axis=0))
+    assert sparse.agreement_chunks(4096, 6) == 7  # 640 blocks to a packet
 
 
 def test_choose_path_uses_only_what_every_worker_knows() -> None:
