@@ -37,11 +37,7 @@ from topo import bounds, linkbytes, sparse_report
 from topo.session import RunningWan
 
 PACKED_MODES = ("int8", "int4")  # integer modes packed on the host link (edge/lowprec.py)
-NEEDS_SLOTS_OF_8 = (
-    *PACKED_MODES,
-    "mxint8",
-    "sparse",
-)  # modes whose packets carry 4 or 8 chunks (sparse: its agreement)
+NEEDS_SLOTS_OF_8 = (*PACKED_MODES, "mxint8")  # modes whose packets carry 4 or 8 chunks
 INTEGER_MODES = ("int32", "sparse", *PACKED_MODES)  # exact integer sums
 START_DELAY_S = 3.0  # time for every worker process to start before the common start time
 
