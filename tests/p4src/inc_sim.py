@@ -263,6 +263,17 @@ class SimNetwork:
             fn()
         raise RuntimeError(f"the simulation did not finish within {max_events} events")
 
+    def lockstep_workers(self, plan: JobPlan, hosts: list[str]) -> list[SimWorker]:
+        """One worker per host of an installed job, registered with the network, for lockstep(): their
+        calls come from the lockstep function, so they start with none."""
+        workers = []
+        for host in hosts:
+            sw, att = self.fabric.host(host)
+            job = IncJob.from_spec(plan.worker_spec(host, stall_timeout_s=3600.0))
+            workers.append(SimWorker(host, plan.tenant, att.ip, att.mac, sw.name, att.port, job, []))
+            self.workers[(host, plan.tenant)] = workers[-1]
+        return workers
+
     def lockstep(
         self, workers: list[SimWorker], fn: Callable[[int, Callable[..., np.ndarray]], object]
     ) -> list:

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from edge import formats, mx
-from edge.worker import IncJob
-from tests.p4src.inc_sim import LinkModel, SimNetwork, SimWorker, chain_fabric
+from tests.p4src.inc_sim import LinkModel, SimNetwork, chain_fabric
 
 SITES = {"S1": 2, "S2": 1, "S3": 0, "S4": 2}
 HOSTS = ["S1h1", "S1h2", "S2h1", "S4h1", "S4h2"]
@@ -26,12 +25,7 @@ def through_switches(
     net.start_switches()
     try:
         [plan] = net.install(tmp_path, [(1, HOSTS, slots)])
-        workers = []
-        for host in HOSTS:
-            sw, att = fabric.host(host)
-            job = IncJob.from_spec(plan.worker_spec(host, stall_timeout_s=3600.0))
-            workers.append(SimWorker(host, 1, att.ip, att.mac, sw.name, att.port, job, []))
-            net.workers[(host, 1)] = workers[-1]
+        workers = net.lockstep_workers(plan, HOSTS)
         groups = max(g for g in (8, 4, 1) if slots % g == 0)
         return net.lockstep(
             workers,

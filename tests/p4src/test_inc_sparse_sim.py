@@ -13,7 +13,6 @@ import pytest
 
 from edge import protocol as P  # noqa: N812 - P mirrors the protocol's constants
 from edge import sparse
-from edge.worker import IncJob
 from tests.p4src.inc_sim import LinkModel, SimNetwork, SimWorker, chain_fabric
 
 SITES = {"S1": 2, "S2": 1, "S3": 0, "S4": 2}
@@ -36,12 +35,7 @@ def through_switches(
     net.start_switches()
     try:
         [plan] = net.install(tmp_path, [(1, HOSTS, slots)])
-        workers = []
-        for host in HOSTS:
-            sw, att = fabric.host(host)
-            job = IncJob.from_spec(plan.worker_spec(host, stall_timeout_s=3600.0))
-            workers.append(SimWorker(host, 1, att.ip, att.mac, sw.name, att.port, job, []))
-            net.workers[(host, 1)] = workers[-1]
+        workers = net.lockstep_workers(plan, HOSTS)
         out = net.lockstep(
             workers,
             lambda rank, reduce: sparse.sparse_allreduce(reduce, inputs[rank], len(HOSTS), density),
