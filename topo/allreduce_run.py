@@ -439,7 +439,10 @@ def run_inc(
             res.extra["bytes"] = moved
             if counted is not None and levels is not None and adm.plan is not None:
                 blocks = -(-spec.elements // INC_LANES)
-                res.extra["fill_in"] = sparse_report.fill_in(adm.plan.trees[0][0], counted, levels, blocks)
+                path = str(res.extra.get("sparse", {}).get("path", "sparse"))  # type: ignore[union-attr]
+                res.extra["fill_in"] = sparse_report.fill_in(
+                    adm.plan.trees[0][0], counted, levels, blocks, path
+                )
             results.append(res)
         return results
     finally:

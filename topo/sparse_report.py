@@ -42,19 +42,22 @@ def levels(tree: Tree) -> dict[str, int]:
 
 
 def fill_in(
-    tree: Tree, before: dict[str, dict[str, int]], after: dict[str, dict[str, int]], blocks: int
+    tree: Tree,
+    before: dict[str, dict[str, int]],
+    after: dict[str, dict[str, int]],
+    blocks: int,
+    path: str = "sparse",
 ) -> dict[str, object]:
     """Per switch of the tree: its level, the chunks it completed in the data call and the fraction of
     the vector's blocks it sent on with values (the union of the supports below it); per level the
     mean of those fractions. The block agreement's chunks (all with values) are counted too and taken
     off; a run that went dense has no agreement, and every block leaves every switch with values."""
     depth = levels(tree)
-    agreement = agreement_chunks(blocks, len(tree.workers))
+    agreement = agreement_chunks(blocks, len(tree.workers)) if path == "sparse" else 0
     switches: dict[str, dict[str, object]] = {}
     for s, d in sorted(depth.items(), key=lambda kv: (kv[1], kv[0])):
         done = after[s]["completed"] - before[s]["completed"]
-        if done > blocks:  # the sparse path: its agreement came first
-            done -= agreement
+        done -= agreement
         empty = after[s]["empty_out"] - before[s]["empty_out"]
         switches[s] = {
             "level": d,
