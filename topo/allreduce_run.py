@@ -443,6 +443,9 @@ def run_inc(
                 res.extra["fill_in"] = sparse_report.fill_in(
                     adm.plan.trees[0][0], counted, levels, blocks, path
                 )
+                floor = sparse_report.dense_wan_floor(adm.plan.trees[0][0], blocks)
+                res.extra["dense_wan_floor_bytes"] = floor
+                res.extra["wan_fraction_of_dense_floor"] = round(moved["wan"] / floor, 4) if floor else None
             results.append(res)
         return results
     finally:

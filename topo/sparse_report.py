@@ -12,6 +12,7 @@ from __future__ import annotations
 from controller.inc.trees import Tree
 from controller.p4rt import P4InfoIndex
 from controller.service.counters import switch_stats
+from edge.protocol import FRAME_LEN
 from edge.sparse import agreement_chunks
 from topo.session import RunningWan
 
@@ -24,6 +25,12 @@ def snapshot(running: RunningWan) -> dict[str, dict[str, int]]:
         stats = switch_stats(conn, index, timeout=10.0)
         out[name] = {k: stats.get(k, (0, 0))[0] for k in ("completed", "empty_out", "empty_in")}
     return out
+
+
+def dense_wan_floor(tree: Tree, blocks: int) -> int:
+    """The least the dense path moves over the tree's links between switches: every chunk once up and
+    once down each of them, in 322-byte frames, with no loss. A floor for dense, not a measurement."""
+    return 2 * sum(n.parent is not None for n in tree.nodes.values()) * blocks * FRAME_LEN
 
 
 def levels(tree: Tree) -> dict[str, int]:

@@ -249,7 +249,12 @@ def _obstacle_keys(inc: list, incs: list, args: argparse.Namespace) -> dict[str,
         "bit_identical": _identical([rep[0] for rep in incs]),
     }
     if args.mode == "sparse":  # the path taken, the union, and the density leaving each level of the tree
-        out["sparse"] = {**inc[0].extra.get("sparse", {}), "fill_in": inc[0].extra.get("fill_in")}
+        out["sparse"] = {
+            **inc[0].extra.get("sparse", {}),
+            "fill_in": inc[0].extra.get("fill_in"),
+            "dense_wan_floor_bytes": inc[0].extra.get("dense_wan_floor_bytes"),
+            "wan_fraction_of_dense_floor": inc[0].extra.get("wan_fraction_of_dense_floor"),
+        }
     if args.mode in ("int8", "int4"):
         from edge import lowprec
         from edge.runner import expected_sum
