@@ -83,7 +83,7 @@ def _helpers(data: dict[str, dict]) -> dict[str, object]:
         x = get(name, path)
         if isinstance(x, bool) or not isinstance(x, int | float):
             return str(x)
-        return format(x * scale, spec)
+        return format(x * scale if scale != 1.0 else x, spec)
 
     def cmd(name: str) -> str:
         return f"`{record(name)['command']}`"

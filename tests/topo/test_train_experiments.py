@@ -79,7 +79,12 @@ def _measurements() -> dict[str, dict]:
         "best_host": "hierarchical",
         "edge_time_to_target_speedup_vs_best_host": 0.601,
     }  # fmt: skip
-    return {"train-9": rec("train-9", train), "bench-switch": rec("bench-switch", {"inprocess_pps": 465531})}
+    compile_ = {"program": "x.p4", "lines": 100, "runs": 5, "total_s": {"median": 0.018}}
+    return {
+        "train-9": rec("train-9", train),
+        "bench-switch": rec("bench-switch", {"inprocess_pps": 465531}),
+        "bench-compile": rec("bench-compile", compile_),
+    }
 
 
 def test_results_doc_takes_every_number_from_the_measurements(doc) -> None:  # type: ignore[no-untyped-def]
@@ -88,8 +93,8 @@ def test_results_doc_takes_every_number_from_the_measurements(doc) -> None:  # t
     assert "{{" not in text and "}}" not in text
     assert "`sudo tributary train-9 --json` (run of 2027-01-15 08:00 UTC, at cafe123, 12 s)" in text
     assert "| edge-cliques (Edge-INC) | 0.914 | 17.27 | 17.26 | 13.21 | 0.484 | 1.19 | yes |" in text
-    assert "0.530 s measured at the edge hosts" in text and "0.60 (edge stages)" in text
-    assert "465,531 packets/s" in text
+    assert "0.530 s measured at the edge hosts" in text and "0.60 through the edge stages" in text
+    assert "465,531 packets/s" in text and "(100 lines) | 0.018 s (median of 5)" in text
     # what the file does not hold is said to be missing, never filled in
     assert "_(not measured: no run of experiment amdahl)_" in text
     # the prose itself holds no measured number: rendered without data, no decimal number is left
