@@ -137,7 +137,9 @@ def inc_bound_s(
     if not load:
         return len(phases) * rtt
     return sum(
-        n * _busiest(Counter({k: v * frame for k, v in load.items()}), rates) + rtt for n, frame in phases
+        n * _busiest(Counter({k: v * frame for k, v in load.items()}), rates) + rtt
+        for n, frame in phases
+        if n  # a phase with nothing to send (a sparse union that is empty) costs no round trip
     )
 
 
