@@ -4,9 +4,12 @@ A worker streams its vector as chunks of 64 int32 values to its site's switch. T
 `nslots` slots there; chunk k uses slot k mod nslots and that slot's copy (k div nslots) mod 2, and a
 slot is reused only after the result of its previous chunk came back, so at most `nslots` chunks are
 in flight: the window is bounded by the switch memory the tenant owns, and below that by a
-delay-based congestion window (`DelayWindow`). A chunk whose result does not
-come back within the retransmission timeout is sent again (flagged), with exponential backoff; the
-switches recognise repeats, so a result is never counted twice. If no result at all arrives for
+delay-based congestion window (`DelayWindow`) that starts at twice the path's bandwidth-delay product
+when the job says the tree's rate (`IncJob.rate_bps`); the chunks are then spaced at that rate (`Pacer`).
+A chunk is sent again (flagged) as soon as the result of a chunk sent after it arrives (the paths are
+FIFO, so the hole is a loss), or, without later results, after the retransmission timeout; a
+retransmitted chunk waits one slowest-path RTT for its repair, with exponential backoff. The switches
+recognise repeats, so a result is never counted twice. If no result at all arrives for
 `stall_timeout` seconds the call fails with IncTimeoutError naming the missing chunks: a dead peer
 makes the others fail clearly rather than hang.
 
@@ -22,9 +25,11 @@ so the same code runs over a UDP socket (IncWorker) and inside a simulated netwo
 from __future__ import annotations
 
 import errno
+import heapq
 import select
 import socket
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,6 +42,7 @@ from edge.protocol import (
     F_VERSION,
     FMT_EMPTY,
     FMT_INT32,
+    FRAME_LEN,
     FRAME_OVERHEAD,
     GROUPS,
     HEADER_LEN,
@@ -88,6 +94,9 @@ class IncJob:
     # member's contribution reaches the root and the result returns, so the timeout never goes below
     # it: a fast worker waiting for a far one is not a loss.
     path_rtt_s: float = 0.0
+    # bits/s the tree's slowest link gives this job (0: unknown): the pace of the chunks, and with the
+    # path RTT the window the path needs from the start
+    rate_bps: float = 0.0
     stall_timeout_s: float = 30.0
     bind_ip: str = "0.0.0.0"
     switch_port: int = INC_UDP_PORT  # where contributions go; results come back to worker_port(tenant)
@@ -108,13 +117,14 @@ class IncJob:
             round=role.round,
             rto_s=role.rto_s,
             path_rtt_s=role.path_rtt_s,
+            rate_bps=role.rate_bps,
             stall_timeout_s=spec.stall_timeout_s,
         )
 
     def enter(self, role: RoundSpec) -> None:
         """Switch to `role`'s round: its tree, clique size and timing parameters."""
         self.round, self.workers = role.round, role.clique_size
-        self.rto_s, self.path_rtt_s = role.rto_s, role.path_rtt_s
+        self.rto_s, self.path_rtt_s, self.rate_bps = role.rto_s, role.path_rtt_s, role.rate_bps
 
 
 @dataclass
@@ -127,6 +137,8 @@ class TransferStats:
     bytes_sent: int = 0  # frames on the host link (Ethernet + IPv4 + UDP + INC), retransmissions included
     bytes_received: int = 0  # every INC datagram that reached the result port, as frames
     unpacked_calls: int = 0  # narrow inputs sent as int32 lanes (slots not a multiple of 4, or --secure)
+    early_retransmissions: int = 0  # of the retransmissions: sent because a later chunk's result came first
+    repeat_retransmissions: int = 0  # of the retransmissions: a chunk's second or later one (a lost repair)
     seconds: float = 0.0
     srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
     base_rtt_ms: float = 0.0
@@ -135,33 +147,37 @@ class TransferStats:
 
 @dataclass
 class _InFlight:
-    lanes: np.ndarray
     first_sent: float
     sent_at: float
-    rto: float
     retries: int = 0
 
 
 @dataclass
 class RttEstimator:
     """Smoothed RTT and retransmission timeout as TCP computes them (RFC 6298), from chunks that were
-    sent once only (Karn's rule: a retransmitted chunk's RTT is ambiguous)."""
+    sent once only (Karn's rule: a retransmitted chunk's RTT is ambiguous) and whose results came in
+    order: a result that comes after a later chunk's waited for somebody's repair, and would make every
+    worker's estimate (and timeout) as long as a loss recovery."""
 
     rto: float
     min_rto: float
     max_rto: float
     srtt: float | None = None
     rttvar: float = 0.0
+    latest: float = 0.0  # the last sample
+    stamp: float = 0.0  # when it was taken
 
-    def sample(self, rtt: float) -> None:
+    def sample(self, rtt: float, now: float = 0.0) -> None:
+        self.latest, self.stamp = rtt, now
         if self.srtt is None:
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
             self.srtt = 0.875 * self.srtt + 0.125 * rtt
-        # at least 1.5 srtt: a queue in a CPU-bound switch makes RTTs jump by more than rttvar predicts,
-        # and a spurious retransmission costs every switch on the path work
-        self.rto = min(self.max_rto, max(self.min_rto, self.srtt + 4 * self.rttvar, 1.5 * self.srtt))
+        # at least 1.25 srtt: a queue in a CPU-bound switch makes RTTs jump by more than rttvar predicts,
+        # and a spurious retransmission costs every switch on the path work. Most losses are found by
+        # the order of the results (ReduceStream), so this timeout only serves the last chunks.
+        self.rto = min(self.max_rto, max(self.min_rto, self.srtt + 4 * self.rttvar, 1.25 * self.srtt))
 
 
 @dataclass
@@ -174,6 +190,12 @@ class DelayWindow:
     excess delay when it does not, at most once per RTT. Random loss, which a WAN has without any
     congestion, does not shrink it: timeouts only trigger retransmission. The window never exceeds the
     tenant's slots.
+
+    It starts at `cwnd`: 512 chunks on a path of unknown rate, twice the bandwidth-delay product when
+    the job says the rate (`PathTiming.for_job`). Growing there from 512 by one chunk per result would
+    take longer than the transfer, and the delay target stops the growth early on a path whose switches
+    share their CPU; twice covers the product plus the chunks that wait for a repair. The pacer, not the
+    window, then sets the rate, and the window binds only when the path's queues say it is shared.
     """
 
     limit: int
@@ -214,18 +236,194 @@ class DelayWindow:
 
 
 @dataclass
+class Pacer:
+    """Spaces a worker's packets at the rate its tree's slowest link carries them: a token bucket.
+
+    Why: the window must cover the path's bandwidth-delay product from the first RTT, but that many
+    packets sent at once would overflow the first link's queue (1,000 packets of 322 bytes at 50 Mbit/s
+    are 52 ms, a third of the WAN's RTT) and make the RTTs of everything behind them a queue's. Spaced
+    at the link's rate, they arrive as fast as the link drains them. The bucket holds `burst` packets,
+    so a Python loop wakes once per burst (about 2 ms), not once per packet. A rate of 0 paces nothing.
+    """
+
+    rate: float = 0.0  # packets per second
+    burst: float = 8.0
+    tokens: float = 0.0
+    stamp: float = float("-inf")
+
+    BURST_S = 0.002  # the bucket: 2 ms of packets, 8 to 64 of them
+    MIN_BURST, MAX_BURST = 8.0, 64.0
+
+    def set_rate(self, rate: float) -> None:
+        """Pace at `rate` packets per second from now on (0: no pacing)."""
+        if rate != self.rate:
+            self.rate = rate
+            self.burst = min(self.MAX_BURST, max(self.MIN_BURST, rate * self.BURST_S))
+            self.tokens = min(self.tokens, self.burst)
+
+    def allowance(self, now: float) -> int:
+        """How many packets may go now (a large number when unpaced)."""
+        if not self.rate:
+            return 1 << 30
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        return int(self.tokens + 1e-9)
+
+    def spend(self, packets: int = 1) -> None:
+        if self.rate:
+            self.tokens -= packets
+
+    def ready_at(self, now: float, packets: float) -> float:
+        """When `packets` (at most a burst) may go."""
+        if not self.rate:
+            return now
+        missing = min(packets, self.burst) - self.tokens
+        return now if missing <= 0 else max(now, self.stamp + missing / self.rate)
+
+
+@dataclass
+class RateControl:
+    """The pace and the window, when the job knows its tree's slowest link: start at the link's rate with
+    twice its bandwidth-delay product in flight, and keep the path's queues short.
+
+    Why not simply the link's rate: on this emulation every switch and worker shares two cores, and at
+    the links' rate they may not keep up. The excess then waits in the switches' receive rings and the
+    workers' sockets, where the RTT shows it, and every repair waits behind it. So every quarter of a
+    propagation RTT (a round), the smallest clean RTT of the round's results is compared with the target
+    (the propagation RTT, a fifth more and 20 ms, as DelayWindow). Above it, the path delivers all it
+    can: the pace drops to 0.9 of the best rate the results arrived at over the last RTT, and the window
+    to 1.25 times that rate's product with the propagation RTT, so the queue drains (no new chunk goes
+    out until enough results came back) while the path stays busy; then it holds for an RTT, the time
+    the change takes to show. At or below it, the pace grows by a quarter per RTT, up to the link's
+    rate, with twice its product in flight. The propagation RTT is the smallest seen and never above the
+    tree's slowest path (the job says it), so a queue present from the first packet on is seen as one."""
+
+    peak_bps: float
+    rate_bps: float = 0.0
+    base_rtt: float = float("inf")
+    queued: bool = False  # the last round saw a queue
+    round_start: float | None = None
+    round_min: float = float("inf")
+    delivered_bits: float = 0.0
+    recent: list[float] = field(default_factory=list)  # delivered rates of the last rounds
+    hold_until: float = float("-inf")  # no second decrease before the first one shows
+
+    FLOOR = 1 / 64  # the pace never falls below this fraction of the link's rate
+    INCREASE = 1.25  # per propagation RTT
+    DRAIN = 0.9
+    ROUNDS = 4  # rounds per propagation RTT
+
+    def __post_init__(self) -> None:
+        self.rate_bps = self.rate_bps or self.peak_bps
+
+    def target(self) -> float:
+        return self.base_rtt * 1.2 + 0.020
+
+    def window(self, frame_bytes: int) -> float:
+        """Packets of `frame_bytes` that may be in flight."""
+        gain = 1.25 if self.queued else 2.0
+        return gain * self.rate_bps / (8.0 * frame_bytes) * min(self.base_rtt, 10.0)
+
+    def on_result(self, now: float, bits: float, rtt: float | None) -> None:
+        """One new result of `bits` on the bottleneck; `rtt` when it is a clean sample (RttEstimator)."""
+        if rtt is not None:
+            self.base_rtt = min(self.base_rtt, rtt)
+            self.round_min = min(self.round_min, rtt)
+        if self.round_start is None:
+            self.round_start = now  # the first result opens the first round
+            return
+        self.delivered_bits += bits
+        span = now - self.round_start
+        base = min(self.base_rtt, 10.0)
+        if span < max(base / self.ROUNDS, 0.010) or self.round_min == float("inf"):
+            return
+        self.recent = [*self.recent[1 - self.ROUNDS :], self.delivered_bits / span]
+        self.queued = self.round_min > self.target()
+        if not self.queued:
+            self.rate_bps = min(self.peak_bps, self.rate_bps * self.INCREASE ** (span / base))
+        elif now >= self.hold_until:
+            best = min(self.peak_bps, max(self.recent))
+            self.rate_bps = max(self.peak_bps * self.FLOOR, self.DRAIN * best)
+            self.hold_until = now + self.round_min
+        self.round_start, self.round_min, self.delivered_bits = now, float("inf"), 0.0
+
+
+@dataclass
 class PathTiming:
-    """What a worker learns about one path (one round's tree): its RTT estimate and its window. Rounds
-    of a schedule use different trees, so each keeps its own: a far round's RTTs must not shrink a near
-    round's window, nor a near round's timeout fire early on a far one."""
+    """What a worker learns about one path (one round's tree): its RTT estimate, its window and its pace.
+    Rounds of a schedule use different trees, so each keeps its own: a far round's RTTs must not shrink a
+    near round's window, nor a near round's timeout fire early on a far one."""
 
     rtt: RttEstimator
     window: DelayWindow
+    pacer: Pacer = field(default_factory=Pacer)
+    path_rtt: float = 0.0  # the tree's slowest path RTT (0: unknown)
+    control: RateControl | None = None  # the pace, when the job knows its slowest link's rate
+    min_repair: float = 0.05  # the least a repair waits (the job's min_rto_s)
 
     @classmethod
     def for_job(cls, job: IncJob) -> PathTiming:
         floor = max(job.min_rto_s, 1.2 * job.path_rtt_s)
-        return cls(RttEstimator(max(job.rto_s, floor), floor, job.max_rto_s), DelayWindow(job.nslots))
+        cwnd = DelayWindow.cwnd
+        if job.rate_bps and job.path_rtt_s:  # twice the product, in int32 frames (the most packets)
+            cwnd = max(cwnd, 2.0 * job.rate_bps / (8 * FRAME_LEN) * job.path_rtt_s)
+        control = None
+        if job.rate_bps:
+            control = RateControl(job.rate_bps)
+            if job.path_rtt_s:
+                control.base_rtt = job.path_rtt_s
+        return cls(
+            RttEstimator(max(job.rto_s, floor), floor, job.max_rto_s),
+            DelayWindow(job.nslots, cwnd=cwnd),
+            path_rtt=job.path_rtt_s,
+            control=control,
+            min_repair=job.min_rto_s,
+        )
+
+    def on_result(self, now: float, frame_bytes: int, rtt: float | None) -> None:
+        """A new result came; `rtt` is its chunk's RTT when that is a clean sample (sent once, in order)."""
+        if rtt is not None:
+            self.rtt.sample(rtt, now)
+            if self.control is None:
+                self.window.on_sample(rtt, now, self.rtt.srtt)
+            else:
+                self.window.base_rtt = min(self.window.base_rtt, rtt)
+        control = self.control
+        if control is not None:
+            control.on_result(now, 8.0 * frame_bytes, rtt)
+            self.window.cwnd = min(float(self.window.limit), max(64.0, control.window(frame_bytes)))
+
+    def queue(self, now: float) -> float:
+        """The queueing delay on the path: the latest clean RTT above the propagation RTT when measured,
+        less the time since (a queue drains at least as fast as time passes once nothing new joins it,
+        and the last chunks bring no new measurement)."""
+        rtt = self.rtt
+        if rtt.srtt is None:
+            return 0.0
+        return max(0.0, rtt.latest - self.window.base_rtt - max(0.0, now - rtt.stamp))
+
+    def fresh_timeout(self) -> float:
+        """How long a chunk sent once waits for its result when no later result shows it lost (the last
+        chunks): the retransmission timeout, or more when the latest clean RTT already exceeds it (a
+        queue grows faster than the smoothed RTT follows, and a timeout then would only add to it)."""
+        return max(self.rtt.rto, 1.25 * self.rtt.latest + 0.010)
+
+    def repair_timeout(self, retries: int, now: float = 0.0) -> float:
+        """How long a chunk retransmitted `retries` times waits before it goes again.
+
+        Its repair may need the farthest worker's retransmission too, and that worker sees the hole at
+        most one slowest-path RTT after this one (the result that shows it travels from the root to
+        each worker): so the repair arrives within that RTT, plus the queues the measured RTT shows and
+        its variation. Before any measurement: the retransmission timeout. Random loss hits a repair as
+        it hits anything else, so the second repair waits as long as the first; from the third on the
+        wait doubles (a peer may be gone, and its partners should not flood the switches meanwhile)."""
+        rtt = self.rtt
+        if rtt.srtt is None:
+            base = rtt.rto
+        else:
+            far = self.path_rtt or 2 * rtt.srtt
+            base = max(self.min_repair, far + self.queue(now) + 2 * rtt.rttvar + 0.010)
+        return min(rtt.max_rto, base * 2 ** max(0, retries - 2))
 
 
 class ReduceStream:
@@ -234,7 +432,17 @@ class ReduceStream:
     `pump(now)` sends what the window and the timeouts allow through `transmit` (which returns False when
     the transport is full: the rest goes out on a later pump); `receive(payload, source, now)` takes one
     datagram; `wakeup(now)` says when to pump again at the latest; `check_stall(now)` raises when no result
-    has come for the job's stall timeout.
+    has come for the job's stall timeout. Every step costs O(1) per packet (amortised): the first
+    transmissions wait in a queue in send order, the retransmitted chunks in a heap of deadlines.
+
+    Loss recovery. Every worker sends its chunks in order and every path is FIFO, so a switch completes
+    chunk i before chunk j > i unless something of i was lost, and the results reach each worker in
+    chunk order. A result of chunk j therefore shows that every chunk before j - REORDER still waiting
+    for its first transmission's result was lost (somebody's contribution, an aggregate or the result):
+    it is sent again at once, at the head of the pace, without waiting for a timeout. All workers of
+    the job see the same hole and retransmit; the switches turn the repeats into the repair of what was
+    lost. A retransmitted chunk waits `PathTiming.repair_timeout` for its result; the last chunks,
+    which no later result can vouch for, wait for the retransmission timeout.
 
     In a packed format (`fmt` FMT_INT8 or FMT_INT4, edge.protocol) each row is one packet that carries G
     = 4 or 8 consecutive chunks (chunk numbers first + G*i .. + G - 1, so `first_chunk` must be a multiple
@@ -284,6 +492,14 @@ class ReduceStream:
         self.remaining = self.total
         self.inflight: dict[int, _InFlight] = {}
         self.next_index = 0
+        self.fresh: deque[int] = deque()  # indices sent once, in send (= index) order; lazily pruned
+        self.lost: deque[int] = deque()  # indices found lost, waiting for their retransmission
+        self.repairs: list[tuple[float, int, int]] = []  # (deadline, index, retries) of retransmitted ones
+        self.highest = -1  # the highest index whose result arrived
+        self.advanced = now  # when `highest` last grew
+        self.blocked = False  # the transport refused a packet: try again shortly
+        # what one packet of this call costs on the slowest link: a packed one is a wide frame on the WAN
+        self.frame_bytes = max(packet_len(self.reply_fmt), packet_len(fmt)) + FRAME_OVERHEAD
         self.last_progress = now
         self.source = (job.switch_ip, INC_UDP_PORT)
         self.present, self.counts = present, counts
@@ -318,32 +534,107 @@ class ReduceStream:
             self.stats.retransmissions += 1
         return True
 
+    REORDER = 2  # a chunk is lost once a result came for a chunk sent this many after it
+
+    def _detect(self, now: float) -> None:
+        """Move the chunks found lost (by the results' order, or by a timeout) to `lost`."""
+        inflight, fresh = self.inflight, self.fresh
+        below = self.highest - self.REORDER
+        # as TCP restarts its timer on every new acknowledgement (RFC 6298, 5.3): a chunk sent once
+        # times out a timeout after its sending or the last result that advanced the order, whichever
+        # is later. While results advance, a queue, not a loss, delays the oldest chunk (the order finds
+        # its losses), and a queue that grows faster than the RTT estimate would set off a timeout for
+        # every chunk behind it.
+        sent_before = now - self.timing.fresh_timeout()
+        if self.advanced > sent_before:
+            sent_before = float("-inf")
+        while fresh:
+            i = fresh[0]
+            f = inflight.get(i)
+            if f is None:  # its result came
+                fresh.popleft()
+            elif i < below:
+                fresh.popleft()
+                self.lost.append(i)
+                self.stats.early_retransmissions += 1
+            elif f.first_sent <= sent_before + 1e-9:
+                fresh.popleft()
+                self.lost.append(i)
+            else:
+                break
+        repairs = self.repairs
+        while repairs and repairs[0][0] <= now:
+            _, i, retries = heapq.heappop(repairs)
+            f = inflight.get(i)
+            if f is not None and f.retries == retries:
+                self.lost.append(i)
+                self.stats.repeat_retransmissions += 1
+
     def pump(self, now: float) -> None:
-        job, window, rto_now = self.job, self.timing.window, self.timing.rtt.rto
+        timing = self.timing
+        pacer, inflight = timing.pacer, self.inflight
+        if timing.control is not None:
+            pacer.set_rate(timing.control.rate_bps / (8.0 * self.frame_bytes))
+        self.blocked = False
+        self._detect(now)
+        budget = pacer.allowance(now)
+        lost = self.lost
+        while lost and budget > 0:  # repairs first: the job waits for them
+            i = lost[0]
+            f = inflight.get(i)
+            if f is None:  # its result came meanwhile
+                lost.popleft()
+                continue
+            if not self._send(i, retransmit=True):
+                self.blocked = True
+                return
+            lost.popleft()
+            budget -= 1
+            pacer.spend()
+            f.sent_at = now
+            f.retries += 1
+            heapq.heappush(self.repairs, (now + timing.repair_timeout(f.retries, now), i, f.retries))
+        window = timing.window.size
         # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
-        while self.next_index < self.total and len(self.inflight) < window.size:
+        while budget > 0 and self.next_index < self.total and len(inflight) < window:
             i = self.next_index
             if i >= self.units and not self.done[i - self.units]:
                 break
             if not self._send(i, retransmit=False):
+                self.blocked = True
                 return  # the transport is full: the rest goes out on a later pass
-            self.inflight[i] = _InFlight(self.lanes[i], now, now, rto_now)
+            budget -= 1
+            pacer.spend()
+            inflight[i] = _InFlight(now, now)
+            self.fresh.append(i)
             self.next_index += 1
-        for index, f in self.inflight.items():
-            # a chunk sent once waits for the current estimate (which the first results bring down from
-            # the initial 1 s); a retransmitted one for its own backed-off timeout
-            if now - f.sent_at >= (f.rto if f.retries else rto_now):
-                if not self._send(index, retransmit=True):
-                    break
-                f.sent_at = now
-                f.retries += 1
-                f.rto = min(rto_now * 2**f.retries, job.max_rto_s)  # exponential backoff
+
+    def _can_send_new(self) -> bool:
+        i = self.next_index
+        return (
+            i < self.total
+            and len(self.inflight) < self.timing.window.size
+            and (i < self.units or bool(self.done[i - self.units]))
+        )
 
     def wakeup(self, now: float) -> float:
-        rto_now = self.timing.rtt.rto
-        return min(
-            (f.sent_at + (f.rto if f.retries else rto_now) for f in self.inflight.values()), default=now + 0.1
-        )
+        """When `pump` has something to do at the latest (results wake the caller anyway)."""
+        if self.blocked:
+            return now + 0.001
+        at = now + 0.1
+        pacer = self.timing.pacer
+        if self.lost:
+            at = min(at, pacer.ready_at(now, 1))
+        elif self._can_send_new():  # paced: a few packets at a time, not one wakeup per packet
+            at = min(at, pacer.ready_at(now, min(8, self.total - self.next_index)))
+        for i in self.fresh:  # the oldest chunk still waiting (the front may be done already)
+            f = self.inflight.get(i)
+            if f is not None and not f.retries:
+                at = min(at, max(f.first_sent, self.advanced) + self.timing.fresh_timeout())
+                break
+        if self.repairs:
+            at = min(at, self.repairs[0][0])
+        return at
 
     def receive(self, payload: bytes | memoryview, source: tuple[str, int], now: float) -> bool:
         """Take one datagram; True when it was a new result of this stream."""
@@ -394,10 +685,11 @@ class ReduceStream:
         self.done[index] = True
         self.remaining -= 1
         f = self.inflight.pop(index, None)
-        if f is not None and f.retries == 0:
-            rtt = now - f.first_sent
-            self.timing.rtt.sample(rtt)
-            self.timing.window.on_sample(rtt, now, self.timing.rtt.srtt)
+        in_order = index > self.highest
+        if in_order:
+            self.highest, self.advanced = index, now
+        clean = f is not None and f.retries == 0 and in_order  # a clean sample (RttEstimator)
+        self.timing.on_result(now, self.frame_bytes, now - f.first_sent if clean and f else None)
         self.stats.results += 1
         self.last_progress = now
         return True

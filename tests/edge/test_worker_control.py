@@ -1,24 +1,26 @@
-"""The worker's timers and window: RFC 6298 RTO estimation and the delay-based window."""
+"""The worker's timers, window and pace: RFC 6298 RTO estimation, the delay-based window, the token bucket
+that spaces packets at the tree's rate, and the rate control that keeps the path's queues short."""
 
 import pytest
 
-from edge.worker import DelayWindow, RttEstimator
+from edge.worker import DelayWindow, IncJob, Pacer, PathTiming, RateControl, RttEstimator
 
 
 def test_rto_follows_rfc6298() -> None:
     est = RttEstimator(rto=1.0, min_rto=0.05, max_rto=8.0)
     est.sample(0.2)
     assert est.srtt == pytest.approx(0.2) and est.rttvar == pytest.approx(0.1)
-    assert est.rto == pytest.approx(0.2 + 4 * 0.1)  # srtt + 4 rttvar (above 1.5 srtt here)
+    assert est.rto == pytest.approx(0.2 + 4 * 0.1)  # srtt + 4 rttvar (above 1.25 srtt here)
     est.sample(0.4)
     assert est.rttvar == pytest.approx(0.75 * 0.1 + 0.25 * 0.2)
     assert est.srtt == pytest.approx(0.875 * 0.2 + 0.125 * 0.4)
+    assert est.latest == 0.4
     for _ in range(50):
         est.sample(0.001)
     assert est.rto == pytest.approx(0.05)  # clamped at min_rto
     for _ in range(200):
         est.sample(0.3)
-    assert est.rto == pytest.approx(1.5 * est.srtt)  # steady RTT: never below 1.5 srtt
+    assert est.rto == pytest.approx(1.25 * est.srtt)  # steady RTT: never below 1.25 srtt
 
 
 def test_window_grows_at_base_delay_and_shrinks_on_queueing() -> None:
@@ -41,3 +43,87 @@ def test_window_never_exceeds_the_slots() -> None:
     for i in range(20):
         w.on_sample(0.05, i * 0.01)
     assert w.size == 8
+
+
+def test_the_pacer_spaces_packets_at_its_rate_in_small_bursts() -> None:
+    p = Pacer()
+    assert p.allowance(0.0) == 1 << 30  # no rate: nothing is paced
+    p.set_rate(20_000.0)  # 50 us a packet; the bucket holds 2 ms of them
+    assert p.burst == 40
+    assert p.allowance(0.0) == 40  # a full bucket at first
+    assert p.allowance(1.0) == 40  # it never holds more than a burst, however long it waited
+    p.spend(40)
+    assert p.allowance(1.0005) == 10
+    p.spend(10)
+    assert p.ready_at(1.0005, 8) == pytest.approx(1.0009)  # 8 packets take 400 us to earn
+    assert p.ready_at(1.0005, 1000) == pytest.approx(1.0025)  # at most a burst is waited for
+    sent, t = 0, 1.0005
+    while t < 1.1005:  # a caller that pumps every 0.7 ms sends at the rate
+        t += 0.0007
+        n = p.allowance(t)
+        p.spend(n)
+        sent += n
+    assert abs(sent - 20_000 * (t - 1.0005)) <= 1
+    p.set_rate(1000.0)
+    assert p.burst == 8  # never fewer than 8 a wakeup
+
+
+def test_rate_control_drains_a_queue_below_the_delivered_rate_and_climbs_back() -> None:
+    c = RateControl(peak_bps=50e6, base_rtt=0.160)  # the job's slowest path: 160 ms
+    assert c.rate_bps == 50e6 and c.target() == pytest.approx(0.212)
+    assert c.window(322) == pytest.approx(2 * 50e6 / (8 * 322) * 0.160)  # twice the product in flight
+    t, frame = 0.0, 8.0 * 322
+    c.on_result(t, frame, 0.30)  # the first result opens a round
+    for _ in range(400):  # 12.88 Mbit/s of results for 40 ms, each 300 ms after its chunk went out
+        t += 0.0002
+        c.on_result(t, frame, 0.30)
+        if c.queued:
+            break
+    # a round is a quarter of the propagation RTT; the queue (300 ms > 212 ms) showed at its end: the
+    # pace falls below what the path delivered, the window to 1.25 times that pace's product
+    assert t == pytest.approx(0.040, abs=0.0003)
+    assert c.rate_bps == pytest.approx(0.9 * frame / 0.0002, rel=0.01)
+    assert c.window(322) == pytest.approx(1.25 * c.rate_bps / frame * 0.160)
+    low = c.rate_bps
+    for _ in range(3):  # still queued, but within an RTT of the cut: it holds
+        t += 0.045
+        c.on_result(t, frame / 10, 0.30)
+    assert c.rate_bps == low and c.queued
+    for _ in range(4):  # queue gone: a quarter more per RTT, up to the link's rate
+        t += 0.040
+        c.on_result(t, frame, 0.17)
+    assert not c.queued and c.rate_bps == pytest.approx(low * 1.25, rel=0.01)
+    for _ in range(100):
+        t += 0.040
+        c.on_result(t, frame, 0.17)
+    assert c.rate_bps == 50e6
+    for _ in range(400):  # a queue that never drains while nothing arrives: the pace stays above a floor
+        t += 0.4
+        c.on_result(t, 0.0, 5.0)
+    assert c.rate_bps == pytest.approx(50e6 / 64)
+
+
+def test_a_job_that_knows_its_rate_starts_with_twice_the_path_bdp_in_flight() -> None:
+    job = IncJob(tenant=1, switch_ip="10.0.1.254", nslots=4096, workers=6, epoch=1, path_rtt_s=0.162)
+    assert PathTiming.for_job(job).window.size == 512 and PathTiming.for_job(job).control is None
+    job.rate_bps = 10e6  # 3,882 frames of 322 B per second: 629 in one RTT
+    t = PathTiming.for_job(job)
+    assert t.window.size == int(2 * 10e6 / (8 * 322) * 0.162) and t.control is not None
+    assert t.control.base_rtt == 0.162  # a queue from the first packet on is seen as one
+    job.rate_bps = 50e6
+    assert PathTiming.for_job(job).window.size == 4096  # the slots bound it
+
+
+def test_a_repair_waits_one_slowest_path_rtt_and_backs_off_from_the_third() -> None:
+    job = IncJob(tenant=1, switch_ip="10.0.1.254", nslots=64, workers=6, epoch=1, path_rtt_s=0.2, rto_s=1.0)
+    t = PathTiming.for_job(job)
+    assert t.repair_timeout(1) == 1.0  # nothing measured yet: the first timeout
+    for _ in range(100):  # this worker is near the root: its own RTT is half the slowest path's
+        t.rtt.sample(0.1)
+        t.on_result(0.0, 322, None)
+        t.window.base_rtt = 0.1
+    one = t.repair_timeout(1)
+    assert 0.21 <= one <= 0.22  # the slowest path, not this worker's RTT, plus 10 ms
+    assert t.repair_timeout(2) == one and t.repair_timeout(3) == 2 * one and t.repair_timeout(4) == 4 * one
+    assert t.repair_timeout(20) == job.max_rto_s
+    assert t.fresh_timeout() == pytest.approx(max(t.rtt.rto, 0.135))

@@ -117,13 +117,61 @@ def test_retransmission_waits_for_the_timeout_and_backs_off() -> None:
     s, sent = stream(j, chunks=1)
     s.pump(0.0)
     s.pump(0.5)
-    assert len(sent) == 1
-    s.pump(1.0)
+    assert len(sent) == 1 and s.wakeup(0.95) == 1.0
+    s.pump(1.0)  # no later result can show the loss of the last chunk: the timeout does
     assert len(sent) == 2 and IncHeader.unpack(sent[1]).flags & 0x02
-    s.pump(2.5)
-    assert len(sent) == 2  # backed off to 2 s
-    s.pump(3.0)
+    s.pump(1.9)
+    assert len(sent) == 2  # a repair waits (here, with nothing measured, the first timeout)
+    s.pump(2.0)
     assert len(sent) == 3
+    s.pump(2.9)
+    assert len(sent) == 3  # the second repair waits as long as the first
+    s.pump(3.0)
+    assert len(sent) == 4
+    s.pump(4.9)
+    assert len(sent) == 4  # from the third on, the wait doubles
+    s.pump(5.0)
+    assert len(sent) == 5
+    assert s.stats.retransmissions == 4 and s.stats.repeat_retransmissions == 3
+
+
+def test_a_hole_in_the_results_is_repaired_at_once() -> None:
+    """Paths are FIFO and every worker sends in order, so results come in chunk order: a result of chunk
+    j shows every chunk before j - REORDER still waiting as lost, long before any timeout."""
+    j = job(nslots=16, rto_s=1.0)
+    s, sent = stream(j, chunks=12)
+    s.pump(0.0)
+    assert len(sent) == 12
+    for c in (0, 1, 3, 4):
+        assert s.receive(result(j, c), SWITCH, 0.2)
+    s.pump(0.2)
+    assert len(sent) == 12  # 2 is within REORDER of the newest result: not yet
+    assert s.receive(result(j, 5), SWITCH, 0.21)
+    s.pump(0.21)
+    assert [IncHeader.unpack(p).chunk for p in sent[12:]] == [2]
+    assert s.stats.early_retransmissions == 1
+    assert s.timing.rtt.srtt == pytest.approx(0.2, abs=0.011)
+    assert s.receive(result(j, 2), SWITCH, 0.5)  # the repair: after a later result, so no RTT sample
+    assert s.timing.rtt.latest == pytest.approx(0.21)
+    s.pump(0.5)
+    s.pump(1.0)
+    assert [IncHeader.unpack(p).chunk for p in sent[13:]] == [6, 7, 8, 9, 10, 11]  # the timeout: the tail
+
+
+def test_a_stream_that_knows_its_rate_is_paced() -> None:
+    j = job(nslots=4096, path_rtt_s=0.1, rate_bps=8 * 322 * 10_000)  # 10,000 frames/s
+    s, sent = stream(j, chunks=1000)
+    assert s.timing.window.size == 2000  # twice the path's 1,000 frames in flight
+    s.pump(0.0)
+    assert len(sent) == 20  # a burst: 2 ms of packets
+    s.pump(0.001)
+    assert len(sent) == 30  # what 1 ms earns
+    assert s.wakeup(0.001) == pytest.approx(0.0018)  # the next 8, not every single packet
+    t = 0.001
+    while t < 0.05:
+        t = s.wakeup(t)
+        s.pump(t)
+    assert abs(len(sent) - (20 + 10_000 * t)) <= 1  # the burst, then the rate
 
 
 def test_each_round_keeps_its_own_timing() -> None:
