@@ -6,13 +6,21 @@ on the emulated WAN. Writes a CSV of every run and a PNG plot of goodput. Needs 
         --losses 0,0.01,0.02 --tenants 1,2 --out runs/sweep
 
 The WAN is brought up once per loss rate (loss is a property of the links); each point runs INC with
-the given number of tenants at once and, for one tenant, the ring baseline.
+the given number of tenants at once (`--runs` times) and, for one tenant, the ring baseline (`--ring`).
+Every INC run is printed beside its bound with where its time went (topo.shortfall.against_bound: the
+link time and RTT of the bound, the CPU the switches and workers used and the least time the cores
+needed for it, the retransmissions by cause), one JSON line each; `--sites all` runs the nine sites.
+
+    sudo .venv/bin/python scripts/allreduce_sweep.py --sites TYO,NYC,LON --sizes 262144 --losses 0.02 \\
+        --tenants 1 --runs 3 --no-ring
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +29,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
+from controller.inc.trees import plan_tree
+from topo import shortfall
+from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc, worker_hosts
 from topo.options import require_root
 from topo.session import running_wan
 
@@ -36,13 +46,15 @@ def floats(text: str) -> list[float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sites", default="TYO,NYC,LON")
+    ap.add_argument("--sites", default="TYO,NYC,LON", help="comma-separated cities, or all (the nine)")
     ap.add_argument("--workers-per-site", type=int, default=2)
     ap.add_argument("--sizes", type=ints, default=ints("16384,65536,262144"), help="elements per worker")
     ap.add_argument("--losses", type=floats, default=floats("0,0.02"), help="loss fractions per WAN link")
     ap.add_argument("--tenants", type=ints, default=ints("1,2"), help="concurrent INC tenants")
     ap.add_argument("--mode", choices=("int32", "float32"), default="int32")
     ap.add_argument("--slots", type=int, default=0, help="slots per tenant (default: as many as needed)")
+    ap.add_argument("--runs", type=int, default=1, help="INC runs per point (default 1)")
+    ap.add_argument("--no-ring", dest="ring", action="store_false", help="skip the ring baseline")
     ap.add_argument("--out", type=Path, default=Path("runs/sweep"))
     args = ap.parse_args()
     if not require_root("sweep"):
@@ -52,7 +64,7 @@ def main() -> int:
     for loss in args.losses:
         wan_args = argparse.Namespace(
             topology=None,
-            sites=args.sites,
+            sites=None if args.sites == "all" else args.sites,
             rate=None,
             loss=loss,
             workers_per_site=args.workers_per_site,
@@ -63,22 +75,36 @@ def main() -> int:
             trace=False,
         )
         with running_wan(wan_args, label=f"sweep-loss{loss:g}") as running:
+            tree_rtt_s = plan_tree(running.network.fabric, worker_hosts(running)).max_rtt_ms / 1000.0
             for size in args.sizes:
                 for tenants in args.tenants:
-                    spec = AllreduceSpec(size, args.mode, tenants, args.slots)
-                    inc = run_inc(running, spec, print)
-                    rows.append(
-                        {
-                            "loss": loss,
-                            "elements": size,
-                            "tenants": tenants,
-                            "algorithm": "inc",
-                            "seconds": max(r.seconds for r in inc),
-                            "goodput_elems_per_s": sum(r.goodput for r in inc),
-                            "exact": all(r.exact for r in inc),
-                        }
-                    )
-                    print(rows[-1], flush=True)
+                    for _ in range(args.runs):
+                        spec = AllreduceSpec(size, args.mode, tenants, args.slots)
+                        inc = run_inc(running, spec, print)
+                        first = inc[0]
+                        rows.append(
+                            {
+                                "loss": loss,
+                                "elements": size,
+                                "tenants": tenants,
+                                "algorithm": "inc",
+                                "seconds": max(r.seconds for r in inc),
+                                "goodput_elems_per_s": sum(r.goodput for r in inc),
+                                "exact": all(r.exact for r in inc),
+                                "bound_s": round(first.bound_s, 4),
+                                "times_bound": round(max(r.seconds for r in inc) / first.bound_s, 2)
+                                if first.bound_s
+                                else "",
+                            }
+                        )
+                        print(rows[-1], flush=True)
+                        where = shortfall.against_bound(first, tree_rtt_s, os.cpu_count())
+                        print(
+                            json.dumps({"loss": loss, "elements": size, "tenants": tenants, **where}),
+                            flush=True,
+                        )
+                if not args.ring:
+                    continue
                 ring = run_baseline(running, AllreduceSpec(size, args.mode), "ring", print)
                 rows.append(
                     {
@@ -89,6 +115,8 @@ def main() -> int:
                         "seconds": ring.seconds,
                         "goodput_elems_per_s": ring.goodput,
                         "exact": ring.exact,
+                        "bound_s": round(ring.bound_s, 4),
+                        "times_bound": round(ring.seconds / ring.bound_s, 2) if ring.bound_s else "",
                     }
                 )
                 print(rows[-1], flush=True)

@@ -86,3 +86,44 @@ def analyse(inc: AlgoResult, host: AlgoResult, chunks: int, cores: int | None = 
             reasons.append(f"window: {window} chunks in flight where the bound's pace needs {needed:.0f}")
     out["reasons"] = reasons or ["none of CPU, window or latency stands out; see the numbers"]
     return out
+
+
+def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) -> dict[str, object]:
+    """Where an INC run's time went beside its own bound, from what the run measured.
+
+    The bound is the busiest link's bytes at its rate (`link_s`) plus the slowest tree RTT (`rtt_s`).
+    Beside it: the CPU the switches and the workers used over the run, and `cpu_floor_s`, the least
+    time the machine's cores needed for that work even if they did nothing else; the retransmissions,
+    by what set them off (a later result showing the hole, a timeout of a chunk sent once, a lost
+    repair); and the RTTs the workers measured (a smoothed RTT well above the base is a queue)."""
+    cores = cores or os.cpu_count() or 1
+    stats = inc.stats
+    switch_cpu = inc.extra.get("switch_cpu_s", {})
+    assert isinstance(switch_cpu, dict)
+    sw = float(sum(switch_cpu.values()))
+    workers = stats.get("cpu_ms", 0) / 1000.0
+    floor = (sw + workers) / cores
+    resent = int(stats.get("retransmissions", 0))
+    early, repeats = int(stats.get("early_retransmissions", 0)), int(stats.get("repeat_retransmissions", 0))
+    return {
+        "seconds": round(inc.seconds, 3),
+        "bound_s": round(inc.bound_s, 3),
+        "times_bound": round(inc.seconds / inc.bound_s, 2) if inc.bound_s else None,
+        "bound": {"link_s": round(max(0.0, inc.bound_s - tree_rtt_s), 3), "rtt_s": round(tree_rtt_s, 3)},
+        "cpu": {
+            "switches_s": round(sw, 2),
+            "workers_s": round(workers, 2),
+            "cores": cores,
+            "floor_s": round(floor, 3),
+            "floor_times_bound": round(floor / inc.bound_s, 2) if inc.bound_s else None,
+            "share_of_run": round(floor / inc.seconds, 2) if inc.seconds else None,
+        },
+        "retransmissions": {
+            "total": resent,
+            "by_order": early,
+            "by_timeout": max(0, resent - early - repeats),
+            "lost_repairs": repeats,
+            "share": round(resent / stats["packets_sent"], 3) if stats.get("packets_sent") else None,
+        },
+        "rtt_ms": {"max_srtt": stats.get("max_srtt_ms", 0.0), "max_base": stats.get("max_base_rtt_ms", 0.0)},
+    }

@@ -1,0 +1,36 @@
+"""An INC run read against its own bound (topo.shortfall.against_bound): the bound's two parts, the CPU
+floor of the work the run's switches and workers did, and the retransmissions by cause."""
+
+from __future__ import annotations
+
+
+def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions() -> None:
+    from topo.allreduce_run import AlgoResult
+    from topo.shortfall import against_bound
+
+    stats = {
+        "cpu_ms": 600,
+        "packets_sent": 26_000,
+        "retransmissions": 1_800,
+        "early_retransmissions": 1_400,
+        "repeat_retransmissions": 300,
+        "max_srtt_ms": 430.0,
+        "max_base_rtt_ms": 170.0,
+    }
+    inc = AlgoResult("inc-t1", 1.0, 262144, True, 0.0, bound_s=0.373, stats=stats)
+    inc.extra = {"switch_cpu_s": {"TYO": 0.25, "NYC": 0.4, "LON": 0.25}}
+    out = against_bound(inc, tree_rtt_s=0.162, cores=2)
+    assert out["times_bound"] == 2.68
+    assert out["bound"] == {"link_s": 0.211, "rtt_s": 0.162}
+    cpu = out["cpu"]
+    assert cpu["switches_s"] == 0.9 and cpu["workers_s"] == 0.6  # type: ignore[index]
+    assert cpu["floor_s"] == 0.75 and cpu["floor_times_bound"] == 2.01  # 1.5 CPU-s on 2 cores  # type: ignore[index]
+    assert cpu["share_of_run"] == 0.75  # type: ignore[index]
+    assert out["retransmissions"] == {
+        "total": 1800,
+        "by_order": 1400,
+        "by_timeout": 100,
+        "lost_repairs": 300,
+        "share": 0.069,
+    }
+    assert out["rtt_ms"] == {"max_srtt": 430.0, "max_base": 170.0}
