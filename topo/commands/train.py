@@ -25,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Needs root.",
         epilog="examples:\n  sudo tributary train --sites TYO,NYC,LON --strategy ring,hierarchical,core-tree\n"
         "  sudo tributary train --strategy core-tree                       # the nine cities\n"
-        "  sudo tributary train --sites TYO,NYC,LON --strategy ring,core-tree --format exact --json\n",
+        "  sudo tributary train --sites TYO,NYC,LON --strategy ring,core-tree --format exact --json\n"
+        "  sudo tributary train --strategy edge-cliques,core-tree --edge-schedule grid --format exact\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_wan_arguments(p)
