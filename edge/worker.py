@@ -408,21 +408,25 @@ class PathTiming:
         queue grows faster than the smoothed RTT follows, and a timeout then would only add to it)."""
         return max(self.rtt.rto, 1.25 * self.rtt.latest + 0.010)
 
-    def repair_timeout(self, retries: int, now: float = 0.0) -> float:
+    def repair_timeout(self, retries: int, now: float = 0.0, backlog: float = 0.0) -> float:
         """How long a chunk retransmitted `retries` times waits before it goes again.
 
         Its repair may need the farthest worker's retransmission too, and that worker sees the hole at
         most one slowest-path RTT after this one (the result that shows it travels from the root to
-        each worker): so the repair arrives within that RTT, plus the queues the measured RTT shows and
-        its variation. Before any measurement: the retransmission timeout. Random loss hits a repair as
-        it hits anything else, so the second repair waits as long as the first; from the third on the
-        wait doubles (a peer may be gone, and its partners should not flood the switches meanwhile)."""
+        each worker): so the repair arrives within that RTT, plus the queue it waits behind, and the RTT's
+        variation. The queue is the larger of what the latest RTT showed and `backlog` (the chunks in
+        flight ahead of it at the rate the results arrive, less the propagation RTT): while a queue
+        grows, the RTTs measured show it an RTT late. Before any measurement: the retransmission
+        timeout. Random loss hits a repair as it hits anything else, so the second repair waits as long
+        as the first; from the third on the wait doubles (a peer may be gone, and its partners should
+        not flood the switches meanwhile)."""
         rtt = self.rtt
         if rtt.srtt is None:
             base = rtt.rto
         else:
             far = self.path_rtt or 2 * rtt.srtt
-            base = max(self.min_repair, far + self.queue(now) + 2 * rtt.rttvar + 0.010)
+            queue = max(self.queue(now), backlog - self.window.base_rtt)
+            base = max(self.min_repair, far + queue + 2 * rtt.rttvar + 0.010)
         return min(rtt.max_rto, base * 2 ** max(0, retries - 2))
 
 
@@ -593,7 +597,8 @@ class ReduceStream:
             pacer.spend()
             f.sent_at = now
             f.retries += 1
-            heapq.heappush(self.repairs, (now + timing.repair_timeout(f.retries, now), i, f.retries))
+            wait = timing.repair_timeout(f.retries, now, self._backlog())
+            heapq.heappush(self.repairs, (now + wait, i, f.retries))
         window = timing.window.size
         # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
         while budget > 0 and self.next_index < self.total and len(inflight) < window:
@@ -608,6 +613,13 @@ class ReduceStream:
             inflight[i] = _InFlight(now, now)
             self.fresh.append(i)
             self.next_index += 1
+
+    def _backlog(self) -> float:
+        """Seconds the chunks in flight need at the rate the results arrived at lately (0: unknown)."""
+        control = self.timing.control
+        if control is None or not control.recent:
+            return 0.0
+        return len(self.inflight) * 8.0 * self.frame_bytes / max(control.recent)
 
     def _can_send_new(self) -> bool:
         i = self.next_index

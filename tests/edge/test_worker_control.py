@@ -127,3 +127,15 @@ def test_a_repair_waits_one_slowest_path_rtt_and_backs_off_from_the_third() -> N
     assert t.repair_timeout(2) == one and t.repair_timeout(3) == 2 * one and t.repair_timeout(4) == 4 * one
     assert t.repair_timeout(20) == job.max_rto_s
     assert t.fresh_timeout() == pytest.approx(max(t.rtt.rto, 0.135))
+
+
+def test_a_repair_behind_a_growing_queue_waits_for_the_chunks_ahead_of_it() -> None:
+    job = IncJob(tenant=1, switch_ip="10.0.1.254", nslots=64, workers=6, epoch=1, path_rtt_s=0.2, rto_s=1.0)
+    t = PathTiming.for_job(job)
+    for _ in range(100):
+        t.rtt.sample(0.2, 1.0)
+    t.window.base_rtt = 0.2
+    plain = t.repair_timeout(1, 1.0)
+    # 3,000 chunks in flight ahead of it at 10,000 results/s: 0.3 s, of which 0.1 s is queue
+    assert t.repair_timeout(1, 1.0, backlog=0.3) == pytest.approx(plain + 0.1)
+    assert t.repair_timeout(1, 1.0, backlog=0.15) == plain  # less than the propagation RTT: no queue
