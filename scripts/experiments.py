@@ -76,7 +76,7 @@ def _allreduce(sites: list[str], model: list[str]) -> list[str]:
 
 def experiments() -> list[Experiment]:
     """Every experiment docs/results.md reports, in the order it reports them. The estimates are what they
-    took in the last full run here (21.6 min in all); OpenMPI's stalls on nine sites move them most."""
+    took in the last full run here (20.5 min for all 19); OpenMPI's stalls on nine sites move them most."""
     t = TRIBUTARY
     three = ["--sites", SITES3]
     docs = ROOT / "docs"
