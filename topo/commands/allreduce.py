@@ -20,7 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="example:\n  sudo tributary allreduce --sites TYO,NYC,LON --workers-per-site 2 --elements 262144 "
         "--loss 0.02 --mode int32 --compare ring,hierarchical --json\n"
         "  sudo tributary allreduce --workers-per-site 1 --access-rate 2 --elements 131072 "
-        "--compare ring,hierarchical,mpi,ps --json   # access-limited sites\n",
+        "--compare ring,hierarchical,mpi,ps --json   # access-limited sites\n"
+        "  sudo tributary allreduce --sites TYO,NYC,LON --workers-per-site 2 --rate 50 --elements 65536 "
+        "--loss 0.02 --tenants 5 --compare none --json   # four tenants fill the switches, the fifth runs on "
+        "the host path\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_wan_arguments(p)
