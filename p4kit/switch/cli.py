@@ -78,6 +78,7 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         cpu_port=opts.cpu_port,
         seed=opts.seed,
         egress_spec_init_to_drop=opts.egress_spec_init_to_drop,
+        flow_cache=opts.flow_cache,
     )
     if opts.priority_queues != 1:
         switch.set_priority_queues(opts.priority_queues)

@@ -71,6 +71,7 @@ class SwitchOptions:
     egress_spec_init_to_drop: bool = False
     disable_swap: bool = False
     max_port_count: int = DEFAULT_MAX_PORT_COUNT
+    flow_cache: bool = True  # p4kit only: the cache of pipeline results (flowcache.py)
     notes: list[str] = field(default_factory=list)  # printed at start: what was accepted but has no effect
 
 
@@ -192,6 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--link-seed", type=int, metavar="N", help="seed for loss and jitter (reproducible runs)")
     p.add_argument(
+        "--no-flow-cache",
+        action="store_true",
+        help="p4kit only (simple_switch has no such option): run every packet through the pipeline. "
+        "By default a stateless program's results (no registers, counters, meters, clones, "
+        "timestamps...) are cached per ingress port and parsed bytes, and repeated packets skip "
+        "the pipeline; any control-plane write empties the cache",
+    )
+    p.add_argument(
         "-v",
         "--version",
         action="version",
@@ -295,6 +304,7 @@ def parse_args(argv: list[str]) -> SwitchOptions:
         egress_spec_init_to_drop=targs.egress_spec_init_to_drop,
         disable_swap=targs.disable_swap,
         max_port_count=args.max_port_count,
+        flow_cache=not args.no_flow_cache,
         notes=notes,
     )
     _check(opts, args, targs)

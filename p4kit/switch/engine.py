@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from p4kit.switch import hashes
+from p4kit.switch import flowcache, hashes
 from p4kit.switch.codegen import AssertionFailed, ParserError, compile_program, sign_extend
 from p4kit.switch.errors import PipelineLoadError
 from p4kit.switch.program import (
@@ -187,6 +187,9 @@ class Engine:
         self.Q_ENQ_TS, self.Q_ENQ_DEPTH, self.Q_DEQ_DELTA, self.Q_DEQ_DEPTH, self.Q_PRIO = (
             idx.get(n, 0) for n in ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth", "priority")
         )
+        # The cache of pipeline results (flowcache.py): None when the program is not stateless.
+        self.flow_cache_plan, self.flow_cache_why = flowcache.plan(program.json)
+        self.flow_cache: flowcache.FlowCache | None = None
 
     # -------------------------------------------------------------- compile & bind
     def compile(self, tracing: bool) -> None:
@@ -307,6 +310,7 @@ class Engine:
         sw.traffic_manager.use_link_rates = any(
             f'"{name}"]' in src for name in ("enq_qdepth", "deq_qdepth", "deq_timedelta", "enq_timestamp")
         )
+        self.flow_cache = None  # the fast path makes its own (none exists while tracing)
         self.fast = None if tracing else self._make_fast_path()
         if self.fast is not None:
             self.process = self.fast  # type: ignore[method-assign]
@@ -416,8 +420,26 @@ class Engine:
         )
         uses_ts = "global_timestamp" in src_json
         ns = self.comp.ns
-        lines = [
-            "def body(port, data):",
+        # The cache of results serves this code only while nothing paces the queues: a rated port
+        # sends packets through the general path's traffic manager.
+        fc = self._flow_cache_for(tm_any_rate=sw.traffic_manager.any_rate)
+        lines = ["def body(port, data):"]
+        if fc is not None:
+            keys_length = self.flow_cache_plan is not None and self.flow_cache_plan.keys_length
+            lines += [
+                f"    _k = (port, len(data), data[:{fc.reach}])"
+                if keys_length
+                else f"    _k = (port, data[:{fc.reach}])",
+                "    _c = FC_GET(_k)",
+                "    if _c is not None:",
+                "        es = _c[0]",
+                "        if es is None:",
+                "            drop(_c[1])",
+                "            return []",
+                f"        out = _c[1] + data[{fc.reach}:]",
+                "        return [(es, out)]",
+            ]
+        lines += [
             "    P = Pkt(data, nstacks)",
             f"    H = P.H = {ns['NEW_HEADERS_EXPR']}",
             "    P.in_port = port",
@@ -449,6 +471,7 @@ class Engine:
             "        return mcast(P, port)",
             "    es = sm[ES]",
             "    if es == DROP:",
+            *(["        if not sm[PE]:", "            FC_DROP(_k, DROP_IN)"] if fc is not None else []),
             "        drop(DROP_IN)",
             "        return []",
         ]
@@ -473,6 +496,7 @@ class Engine:
                 "    if P.special:",
                 "        return slow_egress(P, es)",
                 "    if sm[ES] == DROP:",
+                *(["        if not sm[PE]:", "            FC_DROP(_k, DROP_OUT)"] if fc is not None else []),
                 "        drop(DROP_OUT)",
                 "        return []",
             ]
@@ -482,6 +506,7 @@ class Engine:
             "    out = DEPARSE(P, H)",
             "    if es == cpu_port and sw._packet_in_cb is not None:",
             "        return packet_in(out, port)",
+            *(["    if not sm[PE]:", "        FC_PUT(_k, es, out, data, P.off)"] if fc is not None else []),
             "    return [(es, out)]",
         ]
 
@@ -594,6 +619,9 @@ class Engine:
             "IT": F["instance_type"],
             "QPRIO": self.Q_PRIO,
             "QENQTS": self.Q_ENQ_TS,
+            "FC_GET": fc.get if fc is not None else None,
+            "FC_PUT": fc.put if fc is not None else None,
+            "FC_DROP": fc.put_drop if fc is not None else None,
         }
         overlap = {k for k in env if k in ns and ns[k] is not env[k]}
         if overlap:  # a generated name would shadow one of the fast path's: a codegen bug
@@ -661,6 +689,23 @@ class Engine:
         exec(compile(self.fast_source, "<p4kit fast path>", "exec"), env)
         self.fast_env = env
         return env["fast"]
+
+    def _flow_cache_for(self, tm_any_rate: bool) -> flowcache.FlowCache | None:
+        """The (emptied) cache the fast path about to be generated uses, or None: the program is
+        not stateless, the switch runs without it (--no-flow-cache), or a port is rated. Emptied
+        because whatever the regeneration changed (drop port, CPU port, rates) changes results."""
+        plan = self.flow_cache_plan
+        size = self.sw.flow_cache_size
+        if plan is None or size <= 0 or tm_any_rate:
+            self.flow_cache = None
+            return None
+        self.flow_cache = flowcache.FlowCache(plan.reach, size)
+        return self.flow_cache
+
+    def flow_cache_clear(self) -> None:
+        """Forget every cached result (a control-plane write may change any of them)."""
+        if self.flow_cache is not None:
+            self.flow_cache.clear()
 
     def _continue_after_ingress(self, P: Pkt, data: bytes, port: int) -> list[tuple[int, bytes]]:
         ingress_q: deque = deque()

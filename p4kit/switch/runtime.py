@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from p4kit.switch import hashes
+from p4kit.switch import flowcache, hashes
 from p4kit.switch.errors import (
     BadActionError,
     BadIndexError,
@@ -131,7 +131,11 @@ class Switch:
         max_recirculations: int = 32,
         seed: int | None = None,
         egress_spec_init_to_drop: bool = False,
+        flow_cache: bool = True,
     ) -> None:
+        # Entries of the cache of pipeline results (flowcache.py); 0 runs every packet through the
+        # pipeline (p4kit-switch --no-flow-cache).
+        self.flow_cache_size = flowcache.DEFAULT_SIZE if flow_cache else 0
         self._drop_port = drop_port
         self._egress_spec_to_drop = egress_spec_init_to_drop  # simple_switch_grpc's target option
         self._cpu_port = cpu_port
@@ -813,7 +817,9 @@ class Switch:
         afresh; the defaults and the links' rates are kept."""
         with self._lock:
             if self.traffic_manager.pending():
-                raise InvalidOperationError("cannot change the number of priority queues while packets are queued")
+                raise InvalidOperationError(
+                    "cannot change the number of priority queues while packets are queued"
+                )
             self.traffic_manager = self.traffic_manager.with_priorities(n)
             self._recompile()
 
@@ -935,6 +941,19 @@ class Switch:
     def now_ns(self) -> int:
         """Nanoseconds since the switch started, on the same clock (entry hit times)."""
         return int((self.clock() - self._t0) * 1_000_000_000)
+
+    def set_flow_cache(self, enabled: bool, size: int = flowcache.DEFAULT_SIZE) -> None:
+        """Serve stateless programs' repeated packets from the cache of results, or not (it
+        regenerates the fast path, which holds the cache)."""
+        with self._lock:
+            self.flow_cache_size = size if enabled else 0
+            self._recompile()
+
+    def flow_cache_entries(self) -> int:
+        """How many results the cache holds now (0 when the program cannot be cached)."""
+        with self._lock:
+            fc = self._engine.flow_cache if self._engine is not None else None
+            return 0 if fc is None else len(fc.entries)
 
     def reset_state(self) -> None:
         """Clear all run-time state (entries, groups, sessions, externs) but keep the program."""
@@ -1233,6 +1252,69 @@ class Switch:
             bytes=e.counter[1] if e.counter is not None else None,
             idle_ns=idle,
         )
+
+
+# Public methods that only read, or run packets: every other public method may change what a
+# packet's run gives (entries, defaults, groups, sessions, value sets, hash parameters, callbacks,
+# rates), so it empties the cache of results once it has done its work, under the switch's lock.
+_KEEPS_RESULTS = frozenset(
+    {
+        "get_pipeline_json",
+        "tables",
+        "table_info",
+        "action_info",
+        "table_find",
+        "table_get_default",
+        "table_get_entries",
+        "table_get_entry",
+        "table_num_entries",
+        "table_hit_ns",
+        "act_prof_get_members",
+        "act_prof_get_groups",
+        "counter_read",
+        "counter_size",
+        "direct_counter_read",
+        "meter_get_rates",
+        "direct_meter_get_rates",
+        "register_read",
+        "register_read_all",
+        "register_size",
+        "mc_group_get",
+        "mc_groups",
+        "clone_session_get",
+        "clone_sessions",
+        "parse_vset_get",
+        "take_outputs",
+        "wait_queues_empty",
+        "process_packet",
+        "process_batch",
+        "packet_out",
+        "now_us",
+        "now_ns",
+        "flow_cache_entries",
+    }
+)
+
+
+def _emptying_the_cache(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(self: Switch, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            try:
+                return fn(self, *args, **kwargs)
+            finally:
+                if self._engine is not None:
+                    self._engine.flow_cache_clear()
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+for _name, _fn in list(vars(Switch).items()):
+    if not _name.startswith("_") and callable(_fn) and _name not in _KEEPS_RESULTS:
+        setattr(Switch, _name, _emptying_the_cache(_fn))
 
 
 def _json_action_data(a: ActionInfo, data: list, table: str) -> tuple[int, ...]:
