@@ -365,13 +365,12 @@ class PathTiming:
     def for_job(cls, job: IncJob) -> PathTiming:
         floor = max(job.min_rto_s, 1.2 * job.path_rtt_s)
         cwnd = DelayWindow.cwnd
-        if job.rate_bps and job.path_rtt_s:  # twice the product, in int32 frames (the most packets)
-            cwnd = max(cwnd, 2.0 * job.rate_bps / (8 * FRAME_LEN) * job.path_rtt_s)
         control = None
         if job.rate_bps:
             control = RateControl(job.rate_bps)
-            if job.path_rtt_s:
+            if job.path_rtt_s:  # twice the pace's product, in int32 frames (the most packets)
                 control.base_rtt = job.path_rtt_s
+                cwnd = max(cwnd, control.window(FRAME_LEN))
         return cls(
             RttEstimator(max(job.rto_s, floor), floor, job.max_rto_s),
             DelayWindow(job.nslots, cwnd=cwnd),
@@ -418,8 +417,10 @@ class PathTiming:
         flight ahead of it at the rate the results arrive, less the propagation RTT): while a queue
         grows, the RTTs measured show it an RTT late. Before any measurement: the retransmission
         timeout. Random loss hits a repair as it hits anything else, so the second repair waits as long
-        as the first; from the third on the wait doubles (a peer may be gone, and its partners should
-        not flood the switches meanwhile)."""
+        as the first, the third twice and every later one four times as long: on nine sites a chunk
+        needs a fourth or fifth repair now and then, and an unbounded doubling left the machine idle
+        for seconds at the end; a dead peer's partners still slow down, and its stall timeout ends the
+        call."""
         rtt = self.rtt
         if rtt.srtt is None:
             base = rtt.rto
@@ -427,7 +428,7 @@ class PathTiming:
             far = self.path_rtt or 2 * rtt.srtt
             queue = max(self.queue(now), backlog - self.window.base_rtt)
             base = max(self.min_repair, far + queue + 2 * rtt.rttvar + 0.010)
-        return min(rtt.max_rto, base * 2 ** max(0, retries - 2))
+        return min(rtt.max_rto, base * min(4, 2 ** max(0, retries - 2)))
 
 
 class ReduceStream:
@@ -615,11 +616,13 @@ class ReduceStream:
             self.next_index += 1
 
     def _backlog(self) -> float:
-        """Seconds the chunks in flight need at the rate the results arrived at lately (0: unknown)."""
+        """Seconds the chunks sent after the newest result need at the rate the results arrived at lately
+        (0: unknown): they are ahead of anything sent now. Chunks that wait for a repair are in no queue."""
         control = self.timing.control
         if control is None or not control.recent:
             return 0.0
-        return len(self.inflight) * 8.0 * self.frame_bytes / max(control.recent)
+        ahead = max(0, self.next_index - 1 - self.highest)
+        return ahead * 8.0 * self.frame_bytes / max(control.recent)
 
     def _can_send_new(self) -> bool:
         i = self.next_index
