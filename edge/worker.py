@@ -319,6 +319,15 @@ class RateControl:
     def target(self) -> float:
         return self.base_rtt * 1.2 + 0.020
 
+    def restart(self) -> None:
+        """A new call on the path: the previous one is complete, so nothing of it is queued, and the
+        results of its last rounds (a few repairs, nothing left to send) say nothing of the path's
+        rate. Without this, a call's tail could leave the next call (float32's values after its
+        exponents, sparse rows after their agreement) paced at the floor."""
+        self.rate_bps, self.queued, self.recent = self.peak_bps, False, []
+        self.round_start, self.round_min, self.delivered_bits = None, float("inf"), 0.0
+        self.hold_until = float("-inf")
+
     def window(self, frame_bytes: int) -> float:
         """Packets of `frame_bytes` that may be in flight."""
         gain = 1.25 if self.queued else 2.0
@@ -505,6 +514,11 @@ class ReduceStream:
         self.blocked = False  # the transport refused a packet: try again shortly
         # what one packet of this call costs on the slowest link: a packed one is a wide frame on the WAN
         self.frame_bytes = max(packet_len(self.reply_fmt), packet_len(fmt)) + FRAME_OVERHEAD
+        if timing.control is not None:
+            timing.control.restart()
+            timing.window.cwnd = min(
+                float(timing.window.limit), max(64.0, timing.control.window(self.frame_bytes))
+            )
         self.last_progress = now
         self.source = (job.switch_ip, INC_UDP_PORT)
         self.present, self.counts = present, counts

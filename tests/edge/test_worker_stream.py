@@ -207,3 +207,17 @@ def test_each_round_keeps_its_own_timing() -> None:
 def test_the_result_port_is_bound_exclusively() -> None:
     with IncWorker(job(bind_ip="127.0.0.1")), pytest.raises(IncPortInUse, match="48003"):
         IncWorker(job(bind_ip="127.0.0.1"))
+
+
+def test_each_call_starts_at_the_links_pace_whatever_the_last_one_ended_at() -> None:
+    """The tail of a call (a few repairs, nothing left to send) says nothing of the path's rate: the next
+    call (float32's values after its exponents) must not start paced at what that tail delivered."""
+    j = job(nslots=4096, path_rtt_s=0.1, rate_bps=8 * 322 * 10_000)
+    s, _ = stream(j, chunks=4)
+    control = s.timing.control
+    assert control is not None
+    control.rate_bps, control.queued, control.recent = 10_000.0, True, [9_000.0]  # a tail cut it low
+    s.timing.window.cwnd = 64
+    nxt = ReduceStream(j, s.lanes, KIND_SUM, 4, s.timing, TransferStats(), lambda p: True, 1.0)
+    assert control.rate_bps == 8 * 322 * 10_000 and not control.queued and control.recent == []
+    assert nxt.timing.window.size == 2000  # twice the product again
