@@ -4,7 +4,8 @@
 Numbers (--json prints them as one line; docs/switch.md explains each and where the time goes):
 - `inprocess_pps`: the pipeline alone, a basic IPv4 LPM forwarding program, no I/O (wall clock),
   with the cache of pipeline results (p4kit/switch/flowcache.py: repeats of one flow are hits);
-  `inprocess_nocache_pps` the same without it.
+  `inprocess_nocache_pps` the same without it. `inprocess_all_miss_*cpu_us_per_pkt`: CPU per
+  packet of the batch path when no packet repeats (distinct IPv4 sources), with and without it.
 - `inc_*`: the INC program (p4src/inc.p4) in-process: workers' 64-lane contributions to one tenant
   with fan-in 3, each read-added-written into its slot's registers, every third completing the slot
   and multicasting the result. The packets are laid out from the program's own header types (both
@@ -118,6 +119,24 @@ def bench_inprocess(bmv2: dict, packets: int, flow_cache: bool = True) -> float:
     for _ in range(packets):
         process(1, frame)
     return packets / (time.perf_counter() - start)
+
+
+def bench_inprocess_misses(bmv2: dict, packets: int, flow_cache: bool) -> float:
+    """CPU us per packet of the batch path when no packet repeats another's parsed bytes (each
+    from another IPv4 source): what the cache of results costs when it never hits."""
+    from p4kit.switch.runtime import Switch
+
+    sw = Switch(flow_cache=flow_cache)
+    sw.load_pipeline(bmv2)
+    sw.table_add(
+        "MyIngress.ipv4_lpm", [((10 << 24) | (2 << 8), 24)], "MyIngress.ipv4_forward", [0x020000000202, 2]
+    )
+    base = build_frame()
+    frames = [base[:26] + struct.pack("!I", (10 << 24) + i) + base[30:] for i in range(packets)]
+    start = time.process_time()
+    for i in range(0, packets, 32):
+        sw.process_batch(1, frames[i : i + 32])
+    return (time.process_time() - start) / packets * 1e6
 
 
 INC_PORT, WORKER_PORT = 47000, 48001
@@ -611,6 +630,10 @@ def main() -> int:
     result: dict[str, object] = {
         "inprocess_pps": round(bench_inprocess(bmv2, args.packets)),
         "inprocess_nocache_pps": round(bench_inprocess(bmv2, args.packets, flow_cache=False)),
+        "inprocess_all_miss_cpu_us_per_pkt": round(bench_inprocess_misses(bmv2, args.packets, True), 2),
+        "inprocess_all_miss_nocache_cpu_us_per_pkt": round(
+            bench_inprocess_misses(bmv2, args.packets, False), 2
+        ),
     }
     for rev in [None, *args.inc_rev]:
         inc = bench_inc_inprocess(args.packets // 4, rev)
