@@ -10,7 +10,9 @@ import pytest
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "topo.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "topo.cli", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.mark.parametrize(

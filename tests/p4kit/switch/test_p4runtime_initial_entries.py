@@ -29,14 +29,12 @@ def test_initial_entries_are_writable_but_const_ones_stay(compiled) -> None:  # 
 
     assert entries() == {b"\x01": (True, b"\x11"), b"\x02": (False, b"\x22")}
     # add a third entry, change and then delete the non-const initial one
-    assert (
-        write_codes(c, update("INSERT", pb.Entity(table_entry=_set(sw, exact_entry(tid, b"\x03"), 0x33))))
-        == ["OK"]
-    )
-    assert (
-        write_codes(c, update("MODIFY", pb.Entity(table_entry=_set(sw, exact_entry(tid, b"\x02"), 0x2F))))
-        == ["OK"]
-    )
+    assert write_codes(
+        c, update("INSERT", pb.Entity(table_entry=_set(sw, exact_entry(tid, b"\x03"), 0x33)))
+    ) == ["OK"]
+    assert write_codes(
+        c, update("MODIFY", pb.Entity(table_entry=_set(sw, exact_entry(tid, b"\x02"), 0x2F)))
+    ) == ["OK"]
     assert entries()[b"\x02"] == (False, b"\x2f") and entries()[b"\x03"] == (False, b"\x33")
     assert write_codes(c, update("DELETE", pb.Entity(table_entry=exact_entry(tid, b"\x02")))) == ["OK"]
     # the const initial entry can be neither changed nor removed
