@@ -133,6 +133,7 @@ class WorkerPlan:
     rounds: dict[int, int]  # data-plane round -> workers in its clique (rounds it sits out are absent)
     rto_s: dict[int, float]
     path_rtt_s: dict[int, float] = field(default_factory=dict)  # round -> its tree's slowest path RTT
+    rate_bps: dict[int, float] = field(default_factory=dict)  # round -> its tree's slowest link (pace)
 
 
 @dataclass
@@ -199,7 +200,7 @@ class Plan:
         w = self.workers[host]
         return build_worker_spec(
             self.job, self.epoch, host, w.switch_ip, self.nslots, self.round_numbers(),
-            w.rounds, w.rto_s, w.path_rtt_s, stall_timeout_s,
+            w.rounds, w.rto_s, w.path_rtt_s, stall_timeout_s, w.rate_bps,
         )  # fmt: skip
 
     def to_json(self) -> dict:
@@ -229,6 +230,7 @@ class Plan:
                 {int(k): int(v) for k, v in w["rounds"].items()},
                 {int(k): float(v) for k, v in w["rto_s"].items()},
                 {int(k): float(v) for k, v in w.get("path_rtt_s", {}).items()},  # absent in old rows
+                {int(k): float(v) for k, v in w.get("rate_bps", {}).items()},  # absent in older rows
             )
         return cls(
             doc["job"],
@@ -531,6 +533,7 @@ def _merge(
         w.rounds[number] = a.clique_size[0]
         w.rto_s[number] = a.rto_s[0]
         w.path_rtt_s[number] = a.path_rtt_s[0]
+        w.rate_bps[number] = a.rate_bps.get(0, 0.0)
 
 
 def allocation_rows(plan: Plan) -> list[tuple[str, int, int, int, int]]:

@@ -8,7 +8,7 @@ emulated one stands for).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -97,10 +97,14 @@ class Topology:
                 )
             )
         links = [LinkInfo(**link) for link in doc.get("links", [])]
-        fabric = Fabric(switches, [FabricLink(link.a, link.b, link.rtt_ms) for link in links])
+        fabric = Fabric(switches, [FabricLink(link.a, link.b, link.rtt_ms, link.rate_mbit) for link in links])
         return cls(fabric, links, dict(doc.get("regions", {})), float(doc.get("real_rate_mbit", 10_000.0)))
 
     @classmethod
     def from_fabric(cls, fabric: Fabric, rate_mbit: float = 0.0) -> Topology:
-        links = [LinkInfo(link.a, link.b, link.rtt_ms, rate_mbit) for link in fabric.links]
-        return cls(fabric, links)
+        """`rate_mbit` is every link's rate where the fabric does not know it (what workers pace at)."""
+        links = [LinkInfo(link.a, link.b, link.rtt_ms, link.rate_mbit or rate_mbit) for link in fabric.links]
+        rated = [
+            FabricLink(link.a, link.b, link.rtt_ms, link.rate_mbit or rate_mbit) for link in fabric.links
+        ]
+        return cls(replace(fabric, links=rated), links)

@@ -3,6 +3,7 @@ rollback of a failed installation, reconcile after a restart, schedule replaceme
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from controller.service.auth import Principal
 from controller.service.entities import read_switch_state
 from controller.service.errors import BadRequest, Conflict, NotFound, Unavailable
 from controller.service.manager import JobManager
-from controller.service.plans import JobSpec, ScheduleSpec
+from controller.service.plans import JobSpec, Plan, ScheduleSpec
 from controller.service.store import Store
 from controller.service.switches import SwitchPool
 from tests.controller.service_fixtures import Switches, running_switches
@@ -230,6 +231,12 @@ def test_schedule_workers_read_their_rounds_from_the_job(switches: Switches, tmp
         assert tyo.epoch == view["epoch"] and tyo.epoch > 0
         # every timing parameter the planner computed reaches the worker (TYO-NYC's tree: RTT > 100 ms)
         assert all(r.path_rtt_s > 0.1 and r.rto_s >= 1.0 for r in tyo.rounds)
+        assert all(r.rate_bps == 50e6 for r in tyo.rounds)  # the pace: its tree's slowest link
+        # as a restarted controller reads the stored plan back: the same specs, pace included
+        stored = m.store.jobs()[0].plan
+        again = Plan.from_json(json.loads(json.dumps(Plan.from_json(stored).to_json())))
+        assert again.worker_spec("TYOw2") == Plan.from_json(stored).worker_spec("TYOw2")
+        assert all(r.rate_bps == 50e6 for r in again.worker_spec("TYOw2").rounds)
         lon = spec_from_job_view(view, "LONw1")
         assert [(r.round, r.clique_size) if r else None for r in lon.period] == [None, (1, 2), (2, 4)]
         with pytest.raises(ValueError, match="not a worker"):
