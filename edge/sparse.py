@@ -148,25 +148,3 @@ def sparse_allreduce(
         result[union] = reduce(lanes[union], KIND_SUM, FMT_INT32, held[union], counts[union])
     report = SparseReport("sparse", blocks, int(held.sum()), int(union.size), reason)
     return formats.lanes_to_int32(result, arr.size).reshape(arr.shape), report
-
-
-def top_k_blocks(values: np.ndarray, density: float) -> np.ndarray:
-    """`values` with all but its largest blocks zeroed: the ceil(density x blocks) blocks of largest L1
-    norm survive (top-k sparsification by block, as a gradient compressor would apply it)."""
-    flat = np.asarray(values).reshape(-1)
-    padded = np.zeros(-(-flat.size // BLOCK) * BLOCK, dtype=flat.dtype)
-    padded[: flat.size] = flat
-    rows = padded.reshape(-1, BLOCK)
-    k = min(rows.shape[0], int(np.ceil(density * rows.shape[0])))
-    keep = np.argsort(-np.abs(rows.astype(np.float64)).sum(axis=1), kind="stable")[:k]
-    out = np.zeros_like(rows)
-    out[keep] = rows[keep]
-    return out.reshape(-1)[: flat.size].reshape(np.shape(values))
-
-
-def fill_in(supports: list[np.ndarray], groups: list[list[int]]) -> float:
-    """The mean density of the union of the supports over each group of workers (a switch's subtree):
-    what the aggregates leaving those switches carry with values."""
-    if not groups:
-        return 0.0
-    return float(np.mean([np.logical_or.reduce([supports[w] for w in g]).mean() for g in groups]))
