@@ -9,6 +9,10 @@ leaders by site order), so float32 results are reproducible.
 
 Messages are length-prefixed numpy arrays over TCP (edge.hostcomm). Every connection opens with the
 sender's rank, so a leader tells its site's members from the other leaders.
+
+The reduction is a sum (uint32 and int32 wrap mod 2^32, as the switches' cells do) or a max: with both,
+the number formats of the INC path (edge.formats, whose float32 mode max-reduces block exponents first)
+run unchanged on the host path, masked or not (edge.secure).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from edge.hostcomm import connect, listen, recv_array, recv_exact, send_array, tune
+from edge.hostcomm import connect, listen, recv_array, recv_exact, reduction, send_array, tune
 from edge.ring import Peer
 
 HIER_PORT = 19300  # a leader of rank r listens on HIER_PORT + r (below the kernel's ephemeral range)
@@ -113,8 +117,10 @@ class HierarchicalComm:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def allreduce(self, values: np.ndarray) -> np.ndarray:
-        """Sum `values` over all ranks (every rank calls this with an array of the same shape)."""
+    def allreduce(self, values: np.ndarray, op: str = "sum") -> np.ndarray:
+        """Reduce `values` over all ranks with `op` ("sum" or "max"); every rank calls this with an array of
+        the same shape and dtype, and the same op."""
+        combine = reduction(op)
         flat = np.ascontiguousarray(values).reshape(-1).copy()
         conns, rank, leaders = self.conns, self.rank, self.leaders
         if rank != self.leader:
@@ -123,7 +129,7 @@ class HierarchicalComm:
         me = leaders.index(rank)
         # 1. local reduce, in rank order
         for m in self.members:
-            flat += recv_array(conns[m], flat.dtype)
+            combine(flat, recv_array(conns[m], flat.dtype), out=flat)
         # 2. reduce-scatter among leaders: leader i ends up with part i of the site sums
         bounds = np.array_split(np.arange(flat.size), len(leaders))
         spans = [(int(b[0]), int(b[-1]) + 1) if b.size else (0, 0) for b in bounds]
@@ -140,9 +146,9 @@ class HierarchicalComm:
             received[o] = recv_array(conns[o], flat.dtype)
 
         _parallel([*(lambda o=o: send_part(o) for o in others), *(lambda o=o: recv_part(o) for o in others)])
-        reduced = np.zeros(hi - lo, dtype=flat.dtype)
-        for o in leaders:  # a fixed order: every leader sums its part the same way
-            reduced += flat[lo:hi] if o == rank else received[o]
+        reduced = flat[lo:hi].copy() if leaders[0] == rank else received[leaders[0]].copy()
+        for o in leaders[1:]:  # a fixed order: every leader reduces its part the same way
+            combine(reduced, flat[lo:hi] if o == rank else received[o], out=reduced)
         # 3. allgather among leaders
         result = np.empty_like(flat)
         result[lo:hi] = reduced
@@ -172,8 +178,9 @@ def hierarchical_allreduce(
     sites: list[str],
     port: int = HIER_PORT,
     timeout_s: float = 120.0,
+    op: str = "sum",
 ) -> np.ndarray:
-    """Sum `values` over all ranks; `sites[r]` is rank r's site (peers in rank order). Opens the
-    connections, reduces once, closes them."""
+    """Reduce `values` over all ranks with `op`; `sites[r]` is rank r's site (peers in rank order). Opens
+    the connections, reduces once, closes them."""
     with HierarchicalComm(rank, peers, sites, port, timeout_s) as comm:
-        return comm.allreduce(values)
+        return comm.allreduce(values, op)

@@ -5,10 +5,22 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 _LEN = struct.Struct("!Q")
+# the element-wise reductions the host algorithms offer: a sum (integers wrap mod 2^width, as the
+# switches' cells do) and a max (the block-exponent agreement of edge.formats)
+OPS: dict[str, Callable[..., np.ndarray]] = {"sum": np.add, "max": np.maximum}
+
+
+def reduction(op: str) -> Callable[..., np.ndarray]:
+    """The element-wise operation named `op`, or a clear error."""
+    try:
+        return OPS[op]
+    except KeyError:
+        raise ValueError(f"op must be one of {', '.join(OPS)}, got {op!r}") from None
 
 
 def send_array(sock: socket.socket, arr: np.ndarray) -> None:

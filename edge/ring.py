@@ -2,7 +2,8 @@
 
 Ring allreduce (reduce-scatter then all-gather, 2(n-1) steps, each moving 1/n of the vector to the next
 rank) is what NCCL and Gloo do between hosts; the parameter server gathers every vector at one host and
-sends the sum back. Both add in int32 with wrap-around (exact, like the switches) or in float32.
+sends the sum back. Both add in int32 (or uint32) with wrap-around (exact, like the switches) or in float32;
+`op="max"` takes the element-wise maximum instead (the block-exponent agreement of edge.formats).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edge.hostcomm import connect, listen, recv_array, send_array, tune
+from edge.hostcomm import connect, listen, recv_array, reduction, send_array, tune
 
 RING_PORT = 46000
 PS_PORT = 46500
@@ -34,9 +35,16 @@ def _accept_one(srv: socket.socket, timeout_s: float) -> socket.socket:
 
 
 def ring_allreduce(
-    values: np.ndarray, rank: int, peers: list[Peer], port: int = RING_PORT, timeout_s: float = 120.0
+    values: np.ndarray,
+    rank: int,
+    peers: list[Peer],
+    port: int = RING_PORT,
+    timeout_s: float = 120.0,
+    op: str = "sum",
 ) -> np.ndarray:
-    """Sum `values` over all ranks (peers lists every rank with its IP, in rank order)."""
+    """Reduce `values` over all ranks with `op`, "sum" or "max" (peers lists every rank with its IP, in rank
+    order)."""
+    combine = reduction(op)
     n = len(peers)
     flat = np.ascontiguousarray(values).reshape(-1).copy()
     if n == 1:
@@ -55,6 +63,7 @@ def ring_allreduce(
         dialer = threading.Thread(target=dial)
         dialer.start()
         in_sock = _accept_one(srv, timeout_s)
+        srv.close()  # one accept per call: a neighbour's next call must not land in this call's backlog
         dialer.join()
         assert out_sock is not None
         try:
@@ -71,7 +80,7 @@ def ring_allreduce(
                 sender.join()
                 lo, hi = bounds[recv_idx]
                 if step < n - 1:
-                    flat[lo:hi] += got
+                    combine(flat[lo:hi], got, out=flat[lo:hi])
                 else:
                     flat[lo:hi] = got
         finally:
@@ -89,8 +98,10 @@ def ps_allreduce(
     server_rank: int = 0,
     port: int = PS_PORT,
     timeout_s: float = 120.0,
+    op: str = "sum",
 ) -> np.ndarray:
-    """Parameter server: rank `server_rank` sums everyone's vector and sends the sum back."""
+    """Parameter server: rank `server_rank` reduces everyone's vector with `op` and sends the result back."""
+    combine = reduction(op)
     flat = np.ascontiguousarray(values).reshape(-1)
     n = len(peers)
     if rank != server_rank:
@@ -103,9 +114,10 @@ def ps_allreduce(
     srv = listen(port)
     try:
         conns = [_accept_one(srv, timeout_s) for _ in range(n - 1)]
+        srv.close()  # every worker is in: a worker's next call waits for the next listener
         total = flat.copy()
         for c in conns:
-            total += recv_array(c, flat.dtype)
+            combine(total, recv_array(c, flat.dtype), out=total)
         senders = [threading.Thread(target=send_array, args=(c, total)) for c in conns]
         for t in senders:
             t.start()

@@ -20,7 +20,7 @@ import numpy as np
 from edge import lowprec
 from edge.hierarchical import HIER_PORT, HierarchicalComm
 from edge.ring import Peer, ps_allreduce, ring_allreduce
-from edge.secure import PairwiseMasks, publish_and_collect
+from edge.secure import HostAllreduce, PairwiseMasks, host_allreduce, publish_and_collect
 from edge.spec import WorkerSpec
 from edge.worker import IncJob, IncWorker
 
@@ -71,15 +71,21 @@ def run(spec: dict) -> dict:
     data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"], density)
     masks = None
     key_exchange_s = 0.0
+    if spec.get("secure") and spec["mode"] == "sparse":  # refused before anything starts
+        raise ValueError("sparse mode cannot be --secure: the masks make every block dense")
     if spec.get("secure"):  # before the common start: the key agreement is setup, not allreduce time
         sec = spec["secure"]
         k0 = time.time()
-        worker_spec = WorkerSpec.model_validate(spec["worker"])
+        if "worker" in spec:
+            worker_spec = WorkerSpec.model_validate(spec["worker"])
+            tenant, epoch = worker_spec.tenant, worker_spec.epoch
+        else:  # a host algorithm has no INC job: the orchestrator names the tenant and a fresh epoch
+            tenant, epoch = int(sec["tenant"]), int(sec["epoch"])
         key, peers = publish_and_collect(Path(sec["board"]), spec["rank"], int(sec["workers"]))
-        masks = PairwiseMasks(key, peers, spec["rank"], worker_spec.tenant, worker_spec.epoch)
+        masks = PairwiseMasks(key, peers, spec["rank"], tenant, epoch)
         key_exchange_s = time.time() - k0
     algo = spec["algorithm"]
-    if algo != "inc" and data.dtype == np.int8:
+    if algo != "inc" and data.dtype == np.int8 and masks is None:
         # a host sum of narrow integers is taken as wide as INC takes it (edge/lowprec.py), not wrapped
         data = data.astype(np.int32)
     stats: dict = {}
@@ -116,13 +122,18 @@ def run(spec: dict) -> dict:
         timeout = float(spec.get("timeout_s", 300))
         if comm is not None:
             with comm:
-                result = comm.allreduce(data)
+                result = _host_call(comm.allreduce, data, spec["mode"], len(peers), masks)
         else:
             fn = ring_allreduce if algo == "ring" else ps_allreduce
-            if "port" in spec:  # several host jobs on the same hosts: each its own ports
-                result = fn(data, spec["rank"], peers, int(spec["port"]), timeout_s=timeout)
-            else:
-                result = fn(data, spec["rank"], peers, timeout_s=timeout)
+            # several host jobs on the same hosts: each its own ports
+            ports = {"port": int(spec["port"])} if "port" in spec else {}
+
+            def call(values: np.ndarray, op: str = "sum") -> np.ndarray:
+                return fn(values, spec["rank"], peers, timeout_s=timeout, op=op, **ports)
+
+            result = _host_call(call, data, spec["mode"], len(peers), masks)
+        if masks is not None:
+            stats["key_exchange_s"] = round(key_exchange_s, 4)
     else:
         raise ValueError(f"unknown algorithm {algo!r}")
     t1 = time.time()
@@ -136,6 +147,16 @@ def run(spec: dict) -> dict:
         "late_start_s": max(lag, 0.0),
         "stats": stats,
     }
+
+
+def _host_call(
+    allreduce: HostAllreduce, data: np.ndarray, mode: str, workers: int, masks: PairwiseMasks | None
+) -> np.ndarray:
+    """A host algorithm's allreduce: plain (a sum in the data's own type), or under --secure masked in the
+    INC path's number formats (edge.secure.host_allreduce), so no other host holds this worker's vector."""
+    if masks is None:
+        return allreduce(data, "sum")
+    return host_allreduce(allreduce, data, mode, workers, masks)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,11 +15,18 @@ random to anyone holding fewer than all but one worker's secrets. What it does n
 cancel: the job fails, as any INC job with a dead member does; the full protocol's secret sharing for
 dropouts is not implemented); the float32 block exponents (the max-agreement cannot be masked, so each
 block's magnitude leaks), the inf/NaN flags, and traffic analysis (sizes, timing, who talks to whom).
+
+The host path (a tenant that admission sends there, and the host baselines) masks the same way: a host
+algorithm becomes a lane reduction (`host_lanes`: sums of uint32 lanes wrap mod 2^32 as a switch's cells
+do, max-reductions are maxima), and the INC path's number formats run on it (`host_allreduce`). A site
+leader, a ring neighbour or a parameter server is then handed masked vectors and masked partial sums
+only, never a worker's plain vector, and the result is the INC format's, bit for bit.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +35,12 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from edge import formats
 from edge.formats import LaneReduce
-from edge.protocol import INC_LANES, KIND_SUM
+from edge.protocol import FMT_INT32, INC_LANES, KIND_MAX, KIND_SUM
+
+# a host algorithm as the formats see it: (values, "sum" | "max") -> the reduction over every rank
+HostAllreduce = Callable[[np.ndarray, str], np.ndarray]
 
 
 class KeyExchangeError(TimeoutError):
@@ -95,3 +106,35 @@ def masked(reduce: LaneReduce, masks: PairwiseMasks) -> LaneReduce:
         return reduce(lanes, kind)
 
     return run
+
+
+def host_lanes(allreduce: HostAllreduce) -> LaneReduce:
+    """A lane reduction (edge.formats) carried by a host allreduce: rows of uint32 lanes summed mod 2^32 (as
+    the switches' cells sum) or max-reduced. Packed formats are not offered: they pay only on the host link
+    to a switch, and masks cancel only in full-width sums."""
+
+    def run(lanes: np.ndarray, kind: int, fmt: int = FMT_INT32, *rest: object) -> np.ndarray:
+        if fmt != FMT_INT32 or rest:
+            raise ValueError(f"a host reduction carries int32 lanes only, not format {fmt}")
+        if kind not in (KIND_SUM, KIND_MAX):
+            raise ValueError(f"unknown reduction kind {kind}")
+        rows = np.ascontiguousarray(lanes, dtype=np.uint32)
+        out = allreduce(rows, "sum" if kind == KIND_SUM else "max")
+        return np.asarray(out, dtype=np.uint32).reshape(rows.shape)
+
+    return run
+
+
+def host_allreduce(
+    allreduce: HostAllreduce, values: np.ndarray, mode: str, workers: int, masks: PairwiseMasks | None
+) -> np.ndarray:
+    """The sum over all workers of `values` in number format `mode` (edge.formats: int32, float32's block
+    fixed point, int8 / int4 widened, mxint8) on a host allreduce, every sum masked with `masks` (None:
+    plain lanes, the same result). The masks' stream is read in the same order as on the INC path, so
+    every worker must make the same calls."""
+    if mode not in formats.MODES:
+        raise ValueError(f"a masked host allreduce needs one of {', '.join(formats.MODES)}, got {mode!r}")
+    reduce = host_lanes(allreduce)
+    if masks is not None:
+        reduce = masked(reduce, masks)
+    return formats.allreduce_with(reduce, values, mode, workers, max_groups=1)
