@@ -24,7 +24,6 @@ worker's, or a test's), so the format logic lives in one place. A reduction is c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -93,11 +92,20 @@ def block_exponents(lanes_f: np.ndarray) -> np.ndarray:
     return (exp.astype(np.int64) + EXPONENT_BIAS).astype(np.uint32)
 
 
-def scale_exponents(agreed: np.ndarray, workers: int) -> np.ndarray:
-    """The power of two each block is multiplied by before rounding to int32."""
-    headroom = max(0, math.ceil(math.log2(workers))) if workers > 1 else 0
+def headroom_bits(workers: int | np.ndarray) -> int | np.ndarray:
+    """ceil(log2 n): the bits a sum of n values needs above one value's (0 for one worker)."""
+    if isinstance(workers, np.ndarray):
+        return np.array([headroom_bits(int(w)) for w in workers.reshape(-1)], dtype=np.int64).reshape(
+            workers.shape
+        )
+    return max(0, int(workers - 1).bit_length()) if workers > 1 else 0
+
+
+def scale_exponents(agreed: np.ndarray, workers: int | np.ndarray) -> np.ndarray:
+    """The power of two each block is multiplied by before rounding to int32. `workers`: how many
+    values each block's sum adds (one number for all blocks, or one per block: sparse blocks)."""
     e = agreed.astype(np.int64) - EXPONENT_BIAS
-    return 31 - e - headroom - 1
+    return 31 - e - headroom_bits(workers) - 1
 
 
 def float_to_fixed(lanes_f: np.ndarray, shifts: np.ndarray) -> np.ndarray:
@@ -110,7 +118,7 @@ def fixed_to_float(lanes: np.ndarray, shifts: np.ndarray) -> np.ndarray:
     return np.ldexp(as_int, -shifts[:, None])
 
 
-def quantisation_bound(shifts: np.ndarray, workers: int) -> np.ndarray:
+def quantisation_bound(shifts: np.ndarray, workers: int | np.ndarray) -> np.ndarray:
     """Largest possible |error| per block of the float32 sum: each worker rounds to half a unit."""
     return workers * 0.5 * np.ldexp(1.0, -shifts)
 
