@@ -26,6 +26,7 @@ from edge.worker import IncJob, IncWorker
 
 INT_RANGE = 1 << 24  # int32 inputs in [-2**24, 2**24): the sum of up to 128 workers fits in int32
 DEFAULT_DENSITY = 0.01  # sparse mode: the fraction of 64-value blocks each worker holds
+SPARSE_MODES = ("sparse", "sparse-float32")  # edge.sparse.MODES: block-sparse int32 and float32
 
 
 def worker_data(
@@ -33,15 +34,21 @@ def worker_data(
 ) -> np.ndarray:
     """Worker `rank`'s input, recomputable by whoever checks the results. Sparse: int32 values in
     round(density x blocks) blocks of 64 (at least one) chosen at random, independently per worker (so the union of the
-    supports is as large as chance makes it: the hard case for sparse aggregation), zero elsewhere."""
+    supports is as large as chance makes it: the hard case for sparse aggregation), zero elsewhere.
+    Sparse float32 ("sparse-float32"): the same choice of blocks, each chosen block normal values at a
+    scale of its own, 2^-20 .. 2^20, so that the workers' blocks at one index differ in scale."""
     rng = np.random.default_rng([seed, rank])
-    if mode == "sparse":
+    if mode in SPARSE_MODES:
         blocks = -(-elements // 64)
         k = min(blocks, max(1, round(density * blocks))) if density > 0 else 0
+        chosen = rng.choice(blocks, size=k, replace=False)
+        if mode == "sparse-float32":
+            rows_f = np.zeros((blocks, 64), dtype=np.float32)
+            scales = np.ldexp(1.0, rng.integers(-20, 21, size=(k, 1)))
+            rows_f[chosen] = rng.standard_normal((k, 64)) * scales
+            return rows_f.reshape(-1)[:elements].copy()
         rows = np.zeros((blocks, 64), dtype=np.int32)
-        rows[rng.choice(blocks, size=k, replace=False)] = rng.integers(
-            -INT_RANGE, INT_RANGE, size=(k, 64), dtype=np.int32
-        )
+        rows[chosen] = rng.integers(-INT_RANGE, INT_RANGE, size=(k, 64), dtype=np.int32)
         return rows.reshape(-1)[:elements].copy()
     if mode == "int32":
         return rng.integers(-INT_RANGE, INT_RANGE, size=elements, dtype=np.int32)
@@ -110,7 +117,7 @@ def run(spec: dict) -> dict:
         job = IncJob.from_spec(WorkerSpec.model_validate(spec["worker"]))
         with IncWorker(job) as worker:
             result = worker.allreduce(
-                data, spec["mode"], masks, density if spec["mode"] == "sparse" else None
+                data, spec["mode"], masks, density if spec["mode"] in SPARSE_MODES else None
             )
             stats = vars(worker.stats)
             if worker.sparse_report is not None:

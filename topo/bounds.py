@@ -104,18 +104,19 @@ def inc_bound_s(
 ) -> float:
     """Tenants share the switches and links; `trees` holds each tenant's tree. Sparse (`union_blocks`:
     the blocks some worker held): the block agreement (packed indicator fields, edge.sparse), then the
-    union's blocks, which the root sends down with values on every link."""
+    union's blocks, which the root sends down with values on every link; sparse float32 has the union's
+    exponent call between them (a sparse run that went dense is bounded in its dense mode)."""
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
     phases = [(chunks, FRAME_LEN)]  # (packets, frame bytes on the busiest link) per phase
-    if mode == "sparse":
-        from edge.sparse import agreement_chunks
+    if mode in ("sparse", "sparse-float32"):
+        from edge.sparse import FLOAT_EXPONENT_LANES, agreement_chunks
 
         workers = max(len(t.workers) for t in trees)
-        phases = [
-            (agreement_chunks(chunks, workers), FRAME_LEN),
-            (chunks if union_blocks is None else union_blocks, FRAME_LEN),
-        ]
+        union = chunks if union_blocks is None else union_blocks
+        phases = [(agreement_chunks(chunks, workers), FRAME_LEN), (union, FRAME_LEN)]
+        if mode == "sparse-float32":  # the union's exponents and inf/NaN flags, 64 to a packet
+            phases.insert(1, (-(-FLOAT_EXPONENT_LANES * union // INC_LANES), FRAME_LEN))
     if mode == "float32":  # exponents and special flags, one entry per block each, 64 to a packet
         phases.insert(0, (-(-2 * chunks // INC_LANES), FRAME_LEN))
     if mode in ("int8", "int4", "mxint8"):  # 4 or 8 chunks per packet; a switch sends one wide frame

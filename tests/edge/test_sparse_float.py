@@ -276,3 +276,23 @@ def test_bad_input_is_refused_before_anything_is_sent() -> None:
     with pytest.raises(ValueError, match="sparse mode must be one of"):
         sparse.allreduce_mode("sparse-float16", reduce, np.zeros(3), 2)
     assert calls == []
+
+
+def test_the_runner_s_inputs_hold_their_blocks_at_scales_of_their_own() -> None:
+    from edge.runner import expected_sum, worker_data
+
+    x = worker_data(3, 1, 64 * 1000 - 5, "sparse-float32", 0.05)
+    assert x.dtype == np.float32 and x.size == 64 * 1000 - 5
+    rows = formats.pad_to_lanes(x)
+    held = sparse.float_support(rows)
+    assert held.sum() == 50
+    peaks = np.abs(rows[held]).max(axis=1)
+    assert peaks.max() / peaks.min() > 2.0**20  # blocks at scales far apart
+    total = expected_sum(3, [0, 1, 2], x.size, "sparse-float32", 0.05)
+    assert total.dtype == np.float64
+    np.testing.assert_array_equal(
+        total, sum(worker_data(3, r, x.size, "sparse-float32", 0.05).astype(np.float64) for r in range(3))
+    )
+    # the int32 sparse inputs choose the same blocks
+    ints = worker_data(3, 1, x.size, "sparse", 0.05)
+    np.testing.assert_array_equal(sparse.block_support(formats.int32_to_lanes(ints)), held)
