@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--compare ring,hierarchical,mpi,ps --json   # access-limited sites\n"
         "  sudo tributary allreduce --sites TYO,NYC,LON --workers-per-site 2 --rate 50 --elements 65536 "
         "--loss 0.02 --tenants 5 --compare none --json   # four tenants fill the switches, the fifth runs on "
-        "the host path\n",
+        "the host path\n"
+        "  sudo tributary allreduce --sites TYO,NYC,LON --workers-per-site 2 --elements 262144 --loss 0.02 "
+        "--mode sparse --dtype float32 --density 0.01 --compare none --json   # top-k float32 gradients\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_wan_arguments(p)
@@ -34,8 +36,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="int32",
         help="int32: exact; float32: fixed point with per-block exponents; int8 / int4: exact sums of "
         "narrow integers, packed 4 / 8 to a word on the host link; mxint8: OCP MX blocks of 32 int8 under "
-        "an agreed E8M0 scale; sparse: exact int32 sums of block-sparse vectors (--density), only the "
-        "blocks someone holds travel with values (docs/obstacles.md; default int32)",
+        "an agreed E8M0 scale; sparse: block-sparse vectors (--density, --dtype), only the blocks someone "
+        "holds travel with values (docs/obstacles.md; default int32)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=SPARSE_DTYPES,
+        default=None,
+        help="sparse mode's element type: int32 (exact sums) or float32 (the float32 mode's block fixed "
+        "point over the union's blocks only: one exponent per block agreed among the workers that hold it, "
+        "error within the stated bound, inf and NaN as IEEE addition); the other modes name their type "
+        "(default int32)",
     )
     p.add_argument(
         "--density",
@@ -118,6 +129,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 BASELINES = ("ring", "hierarchical", "mpi", "ps")
+SPARSE_DTYPES = ("int32", "float32")  # --mode sparse --dtype D runs the worker's mode SPARSE_MODE[D]
+SPARSE_MODE = {"int32": "sparse", "float32": "sparse-float32"}
 
 
 def _baselines(text: str) -> list[str]:
@@ -136,6 +149,11 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     if not 0.0 <= args.density <= 1.0:
         raise SystemExit(
             f"tributary allreduce: --density is a fraction of the blocks, 0..1, got {args.density:g}"
+        )
+    if args.dtype is not None and args.mode != "sparse":
+        raise SystemExit(
+            f"tributary allreduce: --dtype is the element type of --mode sparse; --mode {args.mode} names "
+            "its own type (for block-sparse float32: --mode sparse --dtype float32)"
         )
     if args.mode == "sparse" and args.secure:
         raise SystemExit(
@@ -157,8 +175,10 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
 
+    dtype = args.dtype or "int32"
+    mode = SPARSE_MODE[dtype] if args.mode == "sparse" else args.mode
     spec = AllreduceSpec(
-        args.elements, args.mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
+        args.elements, mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
     spec.min_slots, spec.fallback = min(args.min_slots, spec.slots()), args.fallback
     spec.density = args.density
@@ -180,6 +200,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     bases = [runs[name][-1] for name in args.compare]
     summary: dict[str, object] = {
         "mode": args.mode,
+        **({"dtype": dtype} if args.mode == "sparse" else {}),
         "secure": args.secure,
         "wan_model": f"access-limited ({access:g} Mbit/s per worker)" if access else "full mesh",
         # every tenant that ran (a refused one, --fallback none, did not run)
