@@ -12,9 +12,18 @@ from __future__ import annotations
 from controller.inc.trees import Tree
 from controller.p4rt import P4InfoIndex
 from controller.service.counters import switch_stats
-from edge.protocol import FRAME_LEN
-from edge.sparse import agreement_chunks
+from edge.protocol import FRAME_LEN, INC_LANES
+from edge.sparse import FLOAT_EXPONENT_LANES, MODES, agreement_chunks
 from topo.session import RunningWan
+
+
+def exponent_chunks(mode: str, path: str, blocks: int, union_blocks: int | None) -> int:
+    """Chunks of the exponent call a float32 sparse run makes before its values (all with values): over
+    the union on the sparse path, over every block when it went dense (the float32 mode's own call)."""
+    if MODES.get(mode) != "float32":
+        return 0
+    n = blocks if path == "dense" else (union_blocks or 0)
+    return -(-FLOAT_EXPONENT_LANES * n // INC_LANES)
 
 
 def snapshot(running: RunningWan) -> dict[str, dict[str, int]]:
@@ -27,10 +36,12 @@ def snapshot(running: RunningWan) -> dict[str, dict[str, int]]:
     return out
 
 
-def dense_wan_floor(tree: Tree, blocks: int) -> int:
+def dense_wan_floor(tree: Tree, blocks: int, mode: str = "sparse") -> int:
     """The least the dense path moves over the tree's links between switches: every chunk once up and
-    once down each of them, in 322-byte frames, with no loss. A floor for dense, not a measurement."""
-    return 2 * sum(n.parent is not None for n in tree.nodes.values()) * blocks * FRAME_LEN
+    once down each of them, in 322-byte frames, with no loss (float32: its exponent call's chunks too).
+    A floor for dense, not a measurement."""
+    chunks = blocks + exponent_chunks(mode, "dense", blocks, None)
+    return 2 * sum(n.parent is not None for n in tree.nodes.values()) * chunks * FRAME_LEN
 
 
 def levels(tree: Tree) -> dict[str, int]:
@@ -54,13 +65,16 @@ def fill_in(
     after: dict[str, dict[str, int]],
     blocks: int,
     path: str = "sparse",
+    other_chunks: int = 0,
 ) -> dict[str, object]:
     """Per switch of the tree: its level, the chunks it completed in the data call and the fraction of
     the vector's blocks it sent on with values (the union of the supports below it); per level the
     mean of those fractions. The block agreement's chunks (all with values) are counted too and taken
-    off; a run that went dense has no agreement, and every block leaves every switch with values."""
+    off, as are `other_chunks` (float32's exponent call: exponent_chunks); a run that went dense has no
+    agreement, and every block leaves every switch with values."""
     depth = levels(tree)
     agreement = agreement_chunks(blocks, len(tree.workers)) if path == "sparse" else 0
+    agreement += other_chunks
     switches: dict[str, dict[str, object]] = {}
     for s, d in sorted(depth.items(), key=lambda kv: (kv[1], kv[0])):
         done = after[s]["completed"] - before[s]["completed"]
