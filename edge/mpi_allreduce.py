@@ -19,8 +19,11 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from edge.runner import worker_data
+from edge.secure import PairwiseMasks, host_allreduce
 
 START_MARGIN_S = 1.0  # rank 0 sets the common start this far ahead (beyond any one-way delay)
 _CONN = re.compile(r"^\s*\d+\s+(\d+)\s+(\d+\.\d+\.\d+\.\d+):\d+\s+(\d+\.\d+\.\d+\.\d+):\d+")
@@ -47,6 +50,28 @@ def sent_per_peer() -> dict[str, int]:
     return totals
 
 
+def secure_masks(comm, secure: dict) -> PairwiseMasks:  # type: ignore[no-untyped-def]
+    """--secure: the pairwise masks of this rank, the public keys exchanged over MPI itself (an allgather;
+    only public keys travel), bound to the run's tenant and epoch."""
+    key = X25519PrivateKey.generate()
+    pubs = comm.allgather(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
+    rank = comm.Get_rank()
+    peers = {r: X25519PublicKey.from_public_bytes(p) for r, p in enumerate(pubs) if r != rank}
+    return PairwiseMasks(key, peers, rank, int(secure["tenant"]), int(secure["epoch"]))
+
+
+def mpi_reduce(comm, values: np.ndarray, op: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """MPI_Allreduce by sum or max (uint32 lanes: the sum wraps mod 2^32, as C's unsigned addition does)."""
+    from mpi4py import MPI
+
+    ops = {"sum": MPI.SUM, "max": MPI.MAX}
+    if op not in ops:
+        raise ValueError(f"op must be one of {', '.join(ops)}, got {op!r}")
+    out = np.empty_like(values)
+    comm.Allreduce(values, out, op=ops[op])
+    return out
+
+
 def run(spec: dict) -> dict:
     # A waiting rank spins on its sockets (OpenMPI's TCP transport polls). On a cluster each rank has
     # its own node; here all ranks share two cores with the switches' data plane and link emulation,
@@ -61,6 +86,9 @@ def run(spec: dict) -> dict:
         raise RuntimeError(f"mpirun started {comm.Get_size()} ranks, the run has {spec['workers']} workers")
     data = worker_data(spec["seed"], rank, spec["elements"], spec["mode"], float(spec.get("density", 0.01)))
     result = np.empty_like(data)
+    k0 = time.time()
+    masks = secure_masks(comm, spec["secure"]) if spec.get("secure") else None
+    key_exchange_s = time.time() - k0
     w0 = time.time()
     comm.Allreduce(np.zeros_like(data), result, op=MPI.SUM)
     warmup_s = time.time() - w0
@@ -72,7 +100,10 @@ def run(spec: dict) -> dict:
         time.sleep(-lag)
     c0 = time.process_time()
     t0 = time.time()
-    comm.Allreduce(data, result, op=MPI.SUM)
+    if masks is None:
+        comm.Allreduce(data, result, op=MPI.SUM)
+    else:  # the INC path's number formats on MPI's sum (uint32 wraps) and max, every sum masked
+        result = host_allreduce(lambda v, op: mpi_reduce(comm, v, op), data, spec["mode"], comm.size, masks)
     t1 = time.time()
     cpu_s = time.process_time() - c0
     after = sent_per_peer()
@@ -86,7 +117,11 @@ def run(spec: dict) -> dict:
         "late_start_s": max(lag, 0.0),
         "sent_bytes": sent,
         "library": MPI.Get_library_version().splitlines()[0].strip(),
-        "stats": {"warmup_s": round(warmup_s, 4), "cpu_ms": round(cpu_s * 1000)},
+        "stats": {
+            "warmup_s": round(warmup_s, 4),
+            "cpu_ms": round(cpu_s * 1000),
+            **({"key_exchange_s": round(key_exchange_s, 4)} if masks is not None else {}),
+        },
     }
 
 

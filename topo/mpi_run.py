@@ -11,6 +11,7 @@ the pattern is not one the bounds model, the bound is the lowest host bound (`bo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -61,18 +62,17 @@ def run_mpi(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
     agent = write_agent(
         out_dir / "agent.sh", {ip: running.network.host(h).pid for ip, h in zip(ips, hosts, strict=True)}
     )
+    job: dict[str, object] = {
+        "mode": spec.mode,
+        "elements": spec.elements,
+        "seed": spec.seed + 1,
+        "workers": len(hosts),
+        "out_dir": str(out_dir),
+    }
+    if spec.secure:  # masked sums, the keys exchanged over MPI (edge.mpi_allreduce.secure_masks)
+        job["secure"] = {"tenant": 0, "epoch": int.from_bytes(os.urandom(4), "big")}
     spec_path = out_dir / "spec.json"
-    spec_path.write_text(
-        json.dumps(
-            {
-                "mode": spec.mode,
-                "elements": spec.elements,
-                "seed": spec.seed + 1,
-                "workers": len(hosts),
-                "out_dir": str(out_dir),
-            }
-        )
-    )
+    spec_path.write_text(json.dumps(job))
     program = [sys.executable, "-m", "edge.mpi_allreduce", str(spec_path)]
     cmd = mpirun_command(mpirun, agent, ips, program, spec.mpi_mca)
     progress(
@@ -107,7 +107,7 @@ def run_mpi(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
             )
     outs = [out_dir / f"rank{r}.npy" for r in range(len(hosts))]
     res = _check(
-        "mpi", spec, spec.seed + 1, list(range(len(hosts))), reports, outs, len(hosts), quantised=False
+        "mpi", spec, spec.seed + 1, list(range(len(hosts))), reports, outs, len(hosts), quantised=spec.secure
     )
     rank_of = {ip: r for r, ip in enumerate(ips)}
     sent = [
@@ -127,6 +127,7 @@ def run_mpi(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
         "bound_of": bound_of,
         "sent_bytes": [[row.get(p, 0) for p in range(len(hosts))] for row in sent],
         "launch_s": round(launch_s, 2),
+        "masked": spec.secure,
     }
     if len(sent) == len(hosts):
         matrix = res.extra["sent_bytes"]
