@@ -78,7 +78,7 @@ def run(spec: dict) -> dict:
     data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"], density)
     masks = None
     key_exchange_s = 0.0
-    if spec.get("secure") and spec["mode"] == "sparse":  # refused before anything starts
+    if spec.get("secure") and spec["mode"] in SPARSE_MODES:  # refused before anything starts
         raise ValueError("sparse mode cannot be --secure: the masks make every block dense")
     if spec.get("secure"):  # before the common start: the key agreement is setup, not allreduce time
         sec = spec["secure"]
