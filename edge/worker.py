@@ -809,11 +809,12 @@ class IncWorker:
         sum travels masked, and the result is the same (narrow inputs then travel as int32 lanes: masks
         mod 2^32 cancel only in full-width sums). "sparse": exact int32 sums of block-sparse input, where
         only the blocks some worker holds travel with values (edge.sparse; `density` is the top-k fraction
-        every worker uses, if the job has one; the call's report is kept in `sparse_report`)."""
-        if mode == "sparse":
+        every worker uses, if the job has one; the call's report is kept in `sparse_report`). "sparse-float32":
+        block-sparse float32, the float32 mode's fixed point over the blocks some worker holds only."""
+        if mode in sparse.MODES:  # "sparse" (int32) or "sparse-float32"
             if masks is not None:
-                raise ValueError("sparse mode cannot be masked: masks make every block dense")
-            result, report = sparse.sparse_allreduce(self.reduce_lanes, values, self.job.workers, density)
+                raise ValueError(f"{mode} mode cannot be masked: masks make every block dense")
+            result, report = sparse.allreduce_mode(mode, self.reduce_lanes, values, self.job.workers, density)
             self.sparse_report = report.as_dict()
             return result
         reduce = self.reduce_lanes if masks is None else masked(self.reduce_lanes, masks)

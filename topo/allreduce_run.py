@@ -32,13 +32,15 @@ from controller.inc.jobs import (
 from controller.p4rt import P4InfoIndex
 from edge import formats
 from edge.protocol import INC_LANES
-from edge.runner import expected_sum, worker_data
+from edge.runner import SPARSE_MODES, expected_sum, worker_data
+from edge.sparse import float_error_bound
 from topo import bounds, linkbytes, sparse_report
 from topo.session import RunningWan
 
 PACKED_MODES = ("int8", "int4")  # integer modes packed on the host link (edge/lowprec.py)
 NEEDS_SLOTS_OF_8 = (*PACKED_MODES, "mxint8")  # modes whose packets carry 4 or 8 chunks
 INTEGER_MODES = ("int32", "sparse", *PACKED_MODES)  # exact integer sums
+DENSE_OF = {"sparse": "int32", "sparse-float32": "float32"}  # what a sparse mode's dense fallback runs
 START_DELAY_S = 3.0  # time for every worker process to start before the common start time
 
 
@@ -208,6 +210,10 @@ def _check(
         # the fixed-point sum is within `quantisation` of the exact sum; handing it back as float32
         # rounds once more, by at most half a unit in the last place (2**-24 relative)
         bound_vec = quantisation + (np.abs(exact_sum) + quantisation) * 2.0**-24
+        bound = float(bound_vec.max())
+    if spec.mode == "sparse-float32" and quantised:  # the union's blocks, each its holders' headroom
+        inputs = [worker_data(seed, r, spec.elements, spec.mode, spec.density) for r in ranks]
+        bound_vec = float_error_bound(inputs, spec.density)
         bound = float(bound_vec.max())
     if spec.mode == "mxint8" and quantised:  # n units of each block's agreed scale (edge/mx.py)
         from edge import mx
@@ -387,7 +393,7 @@ def run_inc(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s) ({len(plans)} on the switches, "
             f"{on_host} on the host path), {spec.elements} {spec.mode} each"
         )
-        counted = sparse_report.snapshot(running) if spec.mode == "sparse" else None
+        counted = sparse_report.snapshot(running) if spec.mode in SPARSE_MODES else None
         with CpuSampler(running) as sampler:
             before = linkbytes.snapshot(fabric)
             timeout = spec.stall_timeout_s * 4 + START_DELAY_S + 60 + (600 if on_host else 0)
@@ -395,7 +401,9 @@ def run_inc(
             moved = linkbytes.since(fabric, before)  # every tenant's, from the switches' interfaces
         levels = sparse_report.snapshot(running) if counted is not None else None
         ok = [r for r in reports.values() if "error" not in r]
-        union = _union_blocks(reports) if spec.mode == "sparse" else None
+        union = _union_blocks(reports) if spec.mode in SPARSE_MODES else None
+        # a sparse run that went dense ran its dense mode, and is bounded as that
+        bound_mode = spec.mode if union is not None or spec.mode not in SPARSE_MODES else DENSE_OF[spec.mode]
         span = (min(r["start"] for r in ok), max(r["end"] for r in ok)) if ok else (0.0, 0.0)
         # the switches' and the whole machine's CPU over the timed span (sampled every 0.1 s), beside the
         # workers' own (stats.cpu_ms)
@@ -405,7 +413,7 @@ def run_inc(
                 running.network.wan,
                 [p.trees[0][0] for p in plans],
                 spec.elements,
-                spec.mode,
+                bound_mode,
                 len(plans),
                 union,
             )
@@ -440,10 +448,11 @@ def run_inc(
             if counted is not None and levels is not None and adm.plan is not None:
                 blocks = -(-spec.elements // INC_LANES)
                 path = str(res.extra.get("sparse", {}).get("path", "sparse"))  # type: ignore[union-attr]
+                other = sparse_report.exponent_chunks(spec.mode, path, blocks, union)
                 res.extra["fill_in"] = sparse_report.fill_in(
-                    adm.plan.trees[0][0], counted, levels, blocks, path
+                    adm.plan.trees[0][0], counted, levels, blocks, path, other
                 )
-                floor = sparse_report.dense_wan_floor(adm.plan.trees[0][0], blocks)
+                floor = sparse_report.dense_wan_floor(adm.plan.trees[0][0], blocks, spec.mode)
                 res.extra["dense_wan_floor_bytes"] = floor
                 res.extra["wan_fraction_of_dense_floor"] = round(moved["wan"] / floor, 4) if floor else None
             results.append(res)
