@@ -41,6 +41,14 @@ class RoundSpec(BaseModel):
         description="bits/s of the round tree's slowest link for this job (0: unknown): the worker's pace, "
         "and with path_rtt_s the window it starts with",
     )
+    share_bps: float = Field(
+        default=0.0,
+        ge=0,
+        le=1e12,
+        description="bits/s this job's fair share of its tree's links gives it, with the jobs admitted beside "
+        "it (0: unknown, start at rate_bps): the pace the worker starts at; it grows up to rate_bps while "
+        "the path shows no queue",
+    )
 
 
 class WorkerSpec(BaseModel):

@@ -97,6 +97,9 @@ class IncJob:
     # bits/s the tree's slowest link gives this job (0: unknown): the pace of the chunks, and with the
     # path RTT the window the path needs from the start
     rate_bps: float = 0.0
+    # bits/s of the job's fair share of those links among the jobs admitted beside it (0: unknown): the
+    # pace to start at, which grows up to rate_bps while no queue shows (RateControl)
+    share_bps: float = 0.0
     stall_timeout_s: float = 30.0
     bind_ip: str = "0.0.0.0"
     switch_port: int = INC_UDP_PORT  # where contributions go; results come back to worker_port(tenant)
@@ -118,6 +121,7 @@ class IncJob:
             rto_s=role.rto_s,
             path_rtt_s=role.path_rtt_s,
             rate_bps=role.rate_bps,
+            share_bps=role.share_bps,
             stall_timeout_s=spec.stall_timeout_s,
         )
 
@@ -125,6 +129,7 @@ class IncJob:
         """Switch to `role`'s round: its tree, clique size and timing parameters."""
         self.round, self.workers = role.round, role.clique_size
         self.rto_s, self.path_rtt_s, self.rate_bps = role.rto_s, role.path_rtt_s, role.rate_bps
+        self.share_bps = role.share_bps
 
 
 @dataclass
@@ -143,6 +148,9 @@ class TransferStats:
     srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
     base_rtt_ms: float = 0.0
     window: int = 0
+    all_sent_s: float = 0.0  # the last call: seconds from its start until its last new chunk went out
+    pace_cuts: int = 0  # times the pace was cut for a queue (RateControl), over all calls
+    min_pace_mbit: float = 0.0  # the lowest pace of the last call (0: not paced)
 
 
 @dataclass
@@ -283,8 +291,9 @@ class Pacer:
 
 @dataclass
 class RateControl:
-    """The pace and the window, when the job knows its tree's slowest link: start at the link's rate with
-    twice its bandwidth-delay product in flight, and keep the path's queues short.
+    """The pace and the window, when the job knows its tree's slowest link: start at the link's rate (or at
+    the job's fair share of it, when the controller admitted other jobs onto the same links: `start_bps`)
+    with twice that rate's bandwidth-delay product in flight, and keep the path's queues short.
 
     Why not simply the link's rate: on this emulation every switch and worker shares two cores, and at
     the links' rate they may not keep up. The excess then waits in the switches' receive rings and the
@@ -300,6 +309,7 @@ class RateControl:
 
     peak_bps: float
     rate_bps: float = 0.0
+    start_bps: float = 0.0  # the pace a call starts at: the job's fair share of the links (0: the peak)
     base_rtt: float = float("inf")
     queued: bool = False  # the last round saw a queue
     round_start: float | None = None
@@ -307,6 +317,8 @@ class RateControl:
     delivered_bits: float = 0.0
     recent: list[float] = field(default_factory=list)  # delivered rates of the last rounds
     hold_until: float = float("-inf")  # no second decrease before the first one shows
+    cuts: int = 0  # decreases so far (reported in TransferStats)
+    lowest_bps: float = 0.0  # the lowest pace since the last restart
 
     FLOOR = 1 / 64  # the pace never falls below this fraction of the link's rate
     INCREASE = 1.25  # per propagation RTT
@@ -314,7 +326,9 @@ class RateControl:
     ROUNDS = 4  # rounds per propagation RTT
 
     def __post_init__(self) -> None:
-        self.rate_bps = self.rate_bps or self.peak_bps
+        self.start_bps = min(self.start_bps or self.peak_bps, self.peak_bps)
+        self.rate_bps = self.rate_bps or self.start_bps
+        self.lowest_bps = self.rate_bps
 
     def target(self) -> float:
         return self.base_rtt * 1.2 + 0.020
@@ -324,9 +338,10 @@ class RateControl:
         results of its last rounds (a few repairs, nothing left to send) say nothing of the path's
         rate. Without this, a call's tail could leave the next call (float32's values after its
         exponents, sparse rows after their agreement) paced at the floor."""
-        self.rate_bps, self.queued, self.recent = self.peak_bps, False, []
+        self.rate_bps, self.queued, self.recent = self.start_bps, False, []
         self.round_start, self.round_min, self.delivered_bits = None, float("inf"), 0.0
         self.hold_until = float("-inf")
+        self.lowest_bps = self.rate_bps
 
     def window(self, frame_bytes: int) -> float:
         """Packets of `frame_bytes` that may be in flight."""
@@ -354,6 +369,8 @@ class RateControl:
             best = min(self.peak_bps, max(self.recent))
             self.rate_bps = max(self.peak_bps * self.FLOOR, self.DRAIN * best)
             self.hold_until = now + self.round_min
+            self.cuts += 1
+            self.lowest_bps = min(self.lowest_bps, self.rate_bps)
         self.round_start, self.round_min, self.delivered_bits = now, float("inf"), 0.0
 
 
@@ -376,7 +393,7 @@ class PathTiming:
         cwnd = DelayWindow.cwnd
         control = None
         if job.rate_bps:
-            control = RateControl(job.rate_bps)
+            control = RateControl(job.rate_bps, start_bps=job.share_bps)
             if job.path_rtt_s:  # twice the pace's product, in int32 frames (the most packets)
                 control.base_rtt = job.path_rtt_s
                 cwnd = max(cwnd, control.window(FRAME_LEN))
@@ -415,6 +432,17 @@ class PathTiming:
         chunks): the retransmission timeout, or more when the latest clean RTT already exceeds it (a
         queue grows faster than the smoothed RTT follows, and a timeout then would only add to it)."""
         return max(self.rtt.rto, 1.25 * self.rtt.latest + 0.010)
+
+    def tail_timeout(self) -> float:
+        """How long the last chunks wait once nothing new is left to send: the latest clean RTT and a
+        tenth (the queue they joined was measured by it, and it only drains from then on), not the
+        retransmission timeout, whose 4 rttvar a CPU-bound switch's jitter inflates to most of a second.
+        A tail-loss probe (RFC 8985) in effect: a spurious one costs the switches one duplicate each,
+        a late one delays the whole job, and among tenants sharing the machine it is what makes one of
+        them finish long after the others."""
+        if self.rtt.srtt is None:
+            return self.fresh_timeout()
+        return min(self.fresh_timeout(), max(self.min_repair, 1.1 * self.rtt.latest + 0.010))
 
     def repair_timeout(self, retries: int, now: float = 0.0, backlog: float = 0.0) -> float:
         """How long a chunk retransmitted `retries` times waits before it goes again.
@@ -520,6 +548,7 @@ class ReduceStream:
                 float(timing.window.limit), max(64.0, timing.control.window(self.frame_bytes))
             )
         self.last_progress = now
+        self.started = self.all_sent = now
         self.source = (job.switch_ip, INC_UDP_PORT)
         self.present, self.counts = present, counts
 
@@ -564,7 +593,7 @@ class ReduceStream:
         # is later. While results advance, a queue, not a loss, delays the oldest chunk (the order finds
         # its losses), and a queue that grows faster than the RTT estimate would set off a timeout for
         # every chunk behind it.
-        sent_before = now - self.timing.fresh_timeout()
+        sent_before = now - self._fresh_wait()
         if self.advanced > sent_before:
             sent_before = float("-inf")
         while fresh:
@@ -588,6 +617,12 @@ class ReduceStream:
             if f is not None and f.retries == retries:
                 self.lost.append(i)
                 self.stats.repeat_retransmissions += 1
+
+    def _fresh_wait(self) -> float:
+        """How long a chunk sent once waits with no result advancing: shorter once all are sent."""
+        if self.next_index >= self.total:
+            return self.timing.tail_timeout()
+        return self.timing.fresh_timeout()
 
     def pump(self, now: float) -> None:
         timing = self.timing
@@ -628,6 +663,8 @@ class ReduceStream:
             inflight[i] = _InFlight(now, now)
             self.fresh.append(i)
             self.next_index += 1
+            if self.next_index == self.total:
+                self.all_sent = now
 
     def _backlog(self) -> float:
         """Seconds the chunks sent after the newest result need at the rate the results arrived at lately
@@ -659,7 +696,7 @@ class ReduceStream:
         for i in self.fresh:  # the oldest chunk still waiting (the front may be done already)
             f = self.inflight.get(i)
             if f is not None and not f.retries:
-                at = min(at, max(f.first_sent, self.advanced) + self.timing.fresh_timeout())
+                at = min(at, max(f.first_sent, self.advanced) + self._fresh_wait())
                 break
         if self.repairs:
             at = min(at, self.repairs[0][0])
@@ -887,4 +924,8 @@ class IncWorker:
         self.stats.srtt_ms = round((timing.rtt.srtt or 0.0) * 1000, 1)
         self.stats.base_rtt_ms = round(min(timing.window.base_rtt, 1e6) * 1000, 1)
         self.stats.window = timing.window.size
+        self.stats.all_sent_s = round(stream.all_sent - stream.started, 4)
+        if timing.control is not None:
+            self.stats.pace_cuts = timing.control.cuts
+            self.stats.min_pace_mbit = round(timing.control.lowest_bps / 1e6, 3)
         return stream.result

@@ -28,6 +28,7 @@ from controller.inc.jobs import (
     host_peers,
     host_port_base,
     plan_job,
+    share_links,
 )
 from controller.p4rt import P4InfoIndex
 from edge import formats
@@ -252,10 +253,13 @@ def _check(
                 "srtt_ms",
                 "base_rtt_ms",
                 "window",
+                "all_sent_s",
                 "key_exchange_s",
                 "warmup_s",
             ):  # per worker: the worst
                 stats[f"max_{k}"] = max(stats.get(f"max_{k}", 0), v)
+            elif k == "min_pace_mbit":  # per worker: the lowest pace any worker fell to
+                stats[k] = min(stats.get(k, v), v)
             elif isinstance(v, int):
                 stats[k] = stats.get(k, 0) + v
     result = AlgoResult(name, seconds, spec.elements, exact, max_err, bound, errors, stats, digests=digests)
@@ -351,6 +355,9 @@ def run_inc(
     try:
         runs = admit_tenants(running, allocator, installer, spec, hosts, progress)
         plans = [r.admission.plan for r in runs if r.admission.plan is not None]
+        # the tenants start together: each paces from its fair share of the links it shares with the
+        # others (controller.inc.jobs.fair_shares), not from the whole link each
+        share_links(fabric, plans)
         if on_installed is not None:
             on_installed(plans)
         out_dir = running.run_dir / "allreduce" / "inc"

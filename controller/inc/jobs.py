@@ -55,6 +55,7 @@ class WorkerAssignment:
     rto_s: dict[int, float]
     path_rtt_s: dict[int, float] = field(default_factory=dict)  # round -> the tree's slowest path RTT
     rate_bps: dict[int, float] = field(default_factory=dict)  # round -> the tree's slowest link rate
+    share_bps: dict[int, float] = field(default_factory=dict)  # round -> its fair share (share_links)
 
 
 @dataclass
@@ -75,7 +76,7 @@ class JobPlan:
         a = self.workers[host]
         return build_worker_spec(
             self.tenant, self.epoch, host, a.inc_ip, self.nslots, range(len(self.trees)),
-            a.clique_size, a.rto_s, a.path_rtt_s, stall_timeout_s, a.rate_bps,
+            a.clique_size, a.rto_s, a.path_rtt_s, stall_timeout_s, a.rate_bps, a.share_bps,
         )  # fmt: skip
 
 
@@ -91,12 +92,14 @@ def build_worker_spec(
     path_rtt_s: dict[int, float],
     stall_timeout_s: float = 30.0,
     rate_bps: dict[int, float] | None = None,
+    share_bps: dict[int, float] | None = None,
 ) -> WorkerSpec:
     """A worker's spec from what a plan holds for it, one entry per round of the cycle (None for the
     rounds it sits out): the one place a plan becomes an edge.spec.WorkerSpec (the tools' JobPlan and
     the service's stored plans both). `rate_bps` (round -> the tree's slowest link, where the fabric
-    knows its rates) sets the worker's pace and first window."""
-    rates = rate_bps or {}
+    knows its rates) caps the worker's pace; `share_bps` (round -> the job's fair share of those links
+    among the jobs admitted beside it, fair_shares) is the pace it starts at and sets its first window."""
+    rates, shares = rate_bps or {}, share_bps or {}
     period = [
         RoundSpec(
             round=r,
@@ -104,6 +107,7 @@ def build_worker_spec(
             rto_s=rto_s.get(r, 1.0),
             path_rtt_s=path_rtt_s.get(r, 0.0),
             rate_bps=rates.get(r, 0.0),
+            share_bps=min(shares.get(r, 0.0), rates.get(r, 0.0)),
         )
         if r in clique_size
         else None
@@ -129,6 +133,83 @@ def tree_rate_bps(fabric: Fabric, tree: Tree) -> float:
     if not rates or min(rates) <= 0:
         return 0.0
     return min(rates) * 1e6
+
+
+LinkKey = tuple[str, str]  # a WAN link (its two switches, sorted) or ("access", host)
+
+
+def tree_links(fabric: Fabric, tree: Tree) -> dict[LinkKey, float]:
+    """Every link `tree` puts its chunks on, with its rate in bits/s (links of unknown rate left out):
+    the tree's WAN links and, where sites are access-limited, each worker's access link."""
+    links: dict[LinkKey, float] = {}
+    for n in tree.nodes.values():
+        if n.parent is not None:
+            rate = fabric.rate_mbit(n.switch, n.parent)
+            if rate > 0:
+                a, b = sorted((n.switch, n.parent))
+                links[(a, b)] = rate * 1e6
+    if fabric.access_rate_mbit > 0:
+        for host in tree.workers:
+            links[("access", host)] = fabric.access_rate_mbit * 1e6
+    return links
+
+
+def fair_shares(fabric: Fabric, trees: dict[int, list[Tree]]) -> dict[int, float]:
+    """Max-min fair rates (bits/s) of jobs that run at the same time: job -> the pace its workers start at.
+
+    `trees` holds each job's trees that are busy at once (one round's cliques). Why: every job's workers
+    pace at their tree's slowest link, so k jobs on one link start k times faster than it drains, the
+    queue shows in every RTT, and the last chunks of whichever job is unlucky wait behind it: one tenant
+    then finishes seconds after the others. Water-filling (Bertsekas and Gallager, Data Networks,
+    section 6.5.2): raise every unfrozen job's rate together until a link is full, freeze the jobs on it
+    at that rate, repeat. A job's rate then is the smallest share it gets on any of its links, and no job
+    can get more without taking from one with less. A job none of whose links has a known rate gets 0
+    (its workers do not pace), as one alone would."""
+    uses: dict[int, set[LinkKey]] = {}
+    capacity: dict[LinkKey, float] = {}
+    for job, job_trees in trees.items():
+        uses[job] = set()
+        for tree in job_trees:
+            links = tree_links(fabric, tree)
+            uses[job].update(links)
+            capacity.update(links)
+    rates = {job: 0.0 for job in trees}
+    active = {job for job, links in uses.items() if links}
+    level = 0.0  # the common rate of every job not yet frozen
+    while active:
+        # the link that fills first as the active jobs' common rate grows
+        step, full = min(
+            ((capacity[link] - _load(link, uses, rates, active, level)) / n, link)
+            for link in capacity
+            if (n := sum(1 for j in active if link in uses[j]))
+        )
+        level += max(0.0, step)
+        frozen = {j for j in active if full in uses[j]}
+        for j in frozen:
+            rates[j] = level
+        active -= frozen
+    return rates
+
+
+def share_links(fabric: Fabric, plans: list[JobPlan]) -> None:
+    """Set every worker's fair share (WorkerAssignment.share_bps) of the links its job shares with the
+    other `plans`, round by round (round r of every job is taken to run beside round r of the others: a
+    plain allreduce has one round). The CLI's tenants start together, so each is told its share of all."""
+    rounds = max((len(p.trees) for p in plans), default=0)
+    for r in range(rounds):
+        shares = fair_shares(fabric, {i: p.trees[r] for i, p in enumerate(plans) if r < len(p.trees)})
+        for i, p in enumerate(plans):
+            if r < len(p.trees):
+                for a in p.workers.values():
+                    if r in a.clique_size:
+                        a.share_bps[r] = shares[i]
+
+
+def _load(
+    link: LinkKey, uses: dict[int, set[LinkKey]], rates: dict[int, float], active: set[int], level: float
+) -> float:
+    """What `link` carries while the active jobs run at `level` and the frozen ones at their rates."""
+    return sum(level if j in active else rates[j] for j, links in uses.items() if link in links)
 
 
 def rto_for(tree: Tree) -> float:

@@ -139,3 +139,25 @@ def test_a_repair_behind_a_growing_queue_waits_for_the_chunks_ahead_of_it() -> N
     # 3,000 chunks in flight ahead of it at 10,000 results/s: 0.3 s, of which 0.1 s is queue
     assert t.repair_timeout(1, 1.0, backlog=0.3) == pytest.approx(plain + 0.1)
     assert t.repair_timeout(1, 1.0, backlog=0.15) == plain  # less than the propagation RTT: no queue
+
+
+def test_a_shared_job_starts_at_its_fair_share_and_grows_to_the_link_without_a_queue() -> None:
+    """Four tenants on one link: each starts at a quarter (its window that quarter's product), climbs by
+    a quarter per RTT while no queue shows, never above the link, and every call starts at the share."""
+    job = IncJob(
+        tenant=1, switch_ip="10.0.1.254", nslots=4096, workers=6, epoch=1, path_rtt_s=0.160,
+        rate_bps=50e6, share_bps=12.5e6,
+    )  # fmt: skip
+    t = PathTiming.for_job(job)
+    c = t.control
+    assert c is not None and c.rate_bps == 12.5e6 and c.peak_bps == 50e6
+    assert t.window.size == int(2 * 12.5e6 / (8 * 322) * 0.160)
+    now, frame = 0.0, 8.0 * 322
+    c.on_result(now, frame, 0.165)
+    for _ in range(200):  # no queue: results at the propagation RTT
+        now += 0.040
+        c.on_result(now, frame, 0.165)
+    assert c.rate_bps == 50e6  # grown to the link (the others finished), no further
+    c.restart()
+    assert c.rate_bps == 12.5e6  # the next call starts at the share again
+    assert RateControl(peak_bps=50e6, start_bps=80e6).rate_bps == 50e6  # a share never exceeds the link

@@ -151,11 +151,16 @@ def test_a_hole_in_the_results_is_repaired_at_once() -> None:
     assert [IncHeader.unpack(p).chunk for p in sent[12:]] == [2]
     assert s.stats.early_retransmissions == 1
     assert s.timing.rtt.srtt == pytest.approx(0.2, abs=0.011)
-    assert s.receive(result(j, 2), SWITCH, 0.5)  # the repair: after a later result, so no RTT sample
+    assert s.receive(result(j, 2), SWITCH, 0.43)  # the repair: after a later result, so no RTT sample
     assert s.timing.rtt.latest == pytest.approx(0.21)
-    s.pump(0.5)
-    s.pump(1.0)
-    assert [IncHeader.unpack(p).chunk for p in sent[13:]] == [6, 7, 8, 9, 10, 11]  # the timeout: the tail
+    # the tail: everything is sent, and nothing advanced the order for the latest RTT and a tenth plus
+    # 10 ms (0.241 s from 0.21): the last chunks go again (a tail-loss probe), long before the RTO
+    tail = s.timing.tail_timeout()
+    assert tail == pytest.approx(1.1 * 0.21 + 0.010) and tail < s.timing.fresh_timeout()
+    s.pump(0.21 + tail - 0.005)
+    assert len(sent) == 13
+    s.pump(0.21 + tail + 0.005)
+    assert [IncHeader.unpack(p).chunk for p in sent[13:]] == [6, 7, 8, 9, 10, 11]
 
 
 def test_a_stream_that_knows_its_rate_is_paced() -> None:
