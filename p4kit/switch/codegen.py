@@ -24,7 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4kit.switch import fusion
+from p4kit.switch import fusion, regions
 from p4kit.switch.errors import PipelineLoadError
 from p4kit.switch.program import HeaderInst, HeaderType, Program, TableInfo
 from p4kit.switch.state import SwitchState
@@ -282,6 +282,7 @@ class CodeGen:
         self.parse_states: dict[str, dict] = {}
         self.inline_parser = False
         self._inline_left = 0
+        self._graph = regions.ControlGraph({}, None)  # of the control being generated
         self.table_next_src: dict[str, dict[str, str]] = {}
         self.table_default_next_src: dict[str, str] = {}
         sm = prog.header_by_name["standard_metadata"]
@@ -1392,7 +1393,7 @@ class CodeGen:
                     a.id not in self.unpack_in
                     and not self.trace
                     and len(body) <= MAX_INLINED_ACTION
-                    and not any("return" in ln for ln in body)
+                    and not any(re.search(r"\b(return|break|continue)\b", ln) for ln in body)
                 ):
                     self.action_body[a.id] = body
             self.emit(0, "")
@@ -1731,8 +1732,12 @@ class CodeGen:
             self.emit(1, "n = None")
         self.emit(1, "try:")
         if not self.trace:
+            # the nested code runs in a loop of one turn: leaving the control early is a `break`
             self._inline_left = MAX_INLINED_NODES
-            self.inline_node(2, init, pipe)
+            self._graph = self._control_graph(pipe, init)
+            self.emit(2, "while True:")
+            self.inline_node(3, init, pipe, None)
+            self.emit(3, "break")
         self.emit(2, "while n is not None:")
         self.emit(3, "n = n(P, H)")
         self.emit(1, "except ExitControl:")
@@ -1746,51 +1751,112 @@ class CodeGen:
         self.consts[f"PIPE_BODY_{pname}"] = "\n".join(self.out[first:])
         self.emit(0, "")
 
-    def inline_node(self, ind: int, name: str | None, pipe: dict) -> None:
-        """Emit control node `name` and, where the next node is known here, its successors, so a
-        usual packet crosses a control without a call per node. Every path ends by setting ``n``:
-        None at the end of the control, or the node function to continue with (a table whose
-        actions lead to different nodes, or the inlining budget spent); the loop after it runs that."""
+    def _successors(self, name: str, pipe: dict) -> tuple[str | None, ...]:
+        """The nodes control node `name` can lead to, as the nested code follows them; none for a
+        table whose actions lead to different nodes (the nested code ends there)."""
+        cond = self._pipe_items(pipe, "conditionals").get(name)
+        if cond is not None:
+            return (cond.get("true_next"), cond.get("false_next"))
+        call = self._pipe_items(pipe, "action_calls").get(name)
+        if call is not None:
+            return (call.get("next_node"),)
+        t = self.prog.tables.get(name)
+        if t is None:
+            return ()
+        fixed = self.fixed_call(t)
+        if fixed is not None:
+            return (fixed[2],)
+        if t.hit_miss:
+            return (t.next_tables.get("__HIT__"), t.next_tables.get("__MISS__"))
+        return self._action_nexts(t)
+
+    @staticmethod
+    def _action_nexts(t: TableInfo) -> tuple[str | None, ...]:
+        """The nodes a table's actions lead to (in a fixed order, the end of the control last)."""
+        nexts = {t.next_tables.get(a, t.base_default_next) for a in t.action_names}
+        nexts.add(t.base_default_next)
+        return tuple(sorted(nexts, key=lambda n: (n is None, n or "")))
+
+    def _control_graph(self, pipe: dict, init: str | None) -> regions.ControlGraph:
+        names = [*self._pipe_items(pipe, "conditionals"), *self._pipe_items(pipe, "action_calls")]
+        names += [t["name"] for t in pipe.get("tables", [])]
+        return regions.ControlGraph({n: self._successors(n, pipe) for n in names}, init)
+
+    def _join(self, branches: list[str | None], stop: str | None) -> str | None:
+        """Where the nested code of `branches` stops: their join, or `stop` when they have none."""
+        m = self._graph.merge(branches, stop)
+        return stop if m is None else m
+
+    def _inline_block(self, ind: int, name: str | None, pipe: dict, stop: str | None) -> None:
+        """`inline_node` as the body of a block: `pass` when it emits nothing."""
+        n0 = len(self.out)
+        self.inline_node(ind, name, pipe, stop)
+        if len(self.out) == n0:
+            self.emit(ind, "pass")
+
+    def inline_node(self, ind: int, name: str | None, pipe: dict, stop: str | None) -> None:
+        """Emit control node `name` and its successors up to `stop` (where the code goes on after
+        the enclosing block), so a usual packet crosses a control without a call per node. Branches
+        are nested up to their join (regions.py), and the join follows them once. The end of the
+        control is a `break` out of the loop around the code; where the next node is not known here
+        (a table whose actions lead to different nodes, or the inlining budget spent) ``n`` is set to
+        the node function to continue with, and the loop after the code runs it."""
+        if name == stop:
+            return
         if name is None:
-            self.emit(ind, "n = None")
+            self.emit(ind, "break")
             return
         if self._inline_left <= 0 or ind >= MAX_INLINE_INDENT:
             self.emit(ind, f"n = {self.node(name)}")
+            self.emit(ind, "break")
             return
         self._inline_left -= 1
         cond = self._pipe_items(pipe, "conditionals").get(name)
         if cond is not None:
             code, _ = self.expr(cond["expression"])
+            t_next, f_next = cond.get("true_next"), cond.get("false_next")
+            join = self._join([t_next, f_next], stop)
             self.emit(ind, f"if {code}:")
-            self.inline_node(ind + 1, cond.get("true_next"), pipe)
-            self.emit(ind, "else:")
-            self.inline_node(ind + 1, cond.get("false_next"), pipe)
+            self._inline_block(ind + 1, t_next, pipe, join)
+            if f_next != join:
+                self.emit(ind, "else:")
+                self._inline_block(ind + 1, f_next, pipe, join)
+            self.inline_node(ind, join, pipe, stop)
             return
         call = self._pipe_items(pipe, "action_calls").get(name)
         if call is not None:
             self.call_action(ind, int(call["action_id"]), ())
-            self.inline_node(ind, call.get("next_node"), pipe)
+            self.inline_node(ind, call.get("next_node"), pipe, stop)
             return
         t = self.prog.tables[name]
         fixed = self.fixed_call(t)
         if fixed is not None:
             aid, args, nxt = fixed
             self.call_action(ind, aid, args)
-            self.inline_node(ind, nxt, pipe)
+            self.inline_node(ind, nxt, pipe, stop)
             return
-        nexts = {t.next_tables.get(a, t.base_default_next) for a in t.action_names}
-        nexts.add(t.base_default_next)
+        if t.hit_miss:
+            nexts: tuple[str | None, ...] = (t.next_tables.get("__HIT__"), t.next_tables.get("__MISS__"))
+        else:
+            nexts = self._action_nexts(t)
+        join = nexts[0] if len(nexts) == 1 else self._join(list(nexts), stop)
 
         def leave(i: int, outcome: str) -> None:
             if t.hit_miss:
-                self.inline_node(i, t.next_tables.get(outcome), pipe)
-            elif len(nexts) == 1:
-                self.inline_node(i, next(iter(nexts)), pipe)
-            else:
-                self.emit(i, "n = _nxt")
+                self.inline_node(i, t.next_tables.get(outcome), pipe, join)
 
         tsn = _ident("TS", t.name, t.id)
-        self.table_code(ind, t, tsn, leave)
+        dispatch = not t.hit_miss and len(nexts) > 1
+        self.table_code(ind, t, tsn, leave, need_next=dispatch)
+        if dispatch:
+            # a switch on the action that ran: the next node its entry is bound to, then the join
+            for k, nxt in enumerate(nexts):
+                if k < len(nexts) - 1:
+                    self.emit(ind, f"{'if' if k == 0 else 'elif'} _nxt is {self.node(nxt)}:")
+                else:
+                    self.emit(ind, "else:")
+                self._inline_block(ind + 1, nxt, pipe, join)
+        self.inline_node(ind, join, pipe, stop)
 
     def call_action(self, ind: int, aid: int, args: tuple[int, ...]) -> None:
         """A call of an action whose arguments are known here: its body inline when it is short
@@ -1878,9 +1944,10 @@ class CodeGen:
         self.emit(0, "")
         self._table_nexts(t)
 
-    def table_code(self, ind: int, t: TableInfo, tsn: str, leave: Any) -> None:
+    def table_code(self, ind: int, t: TableInfo, tsn: str, leave: Any, need_next: bool = True) -> None:
         """Look up, count, meter and run one table; `leave(ind, "__HIT__" | "__MISS__")` emits what
-        follows each outcome (``_nxt`` holds the next node chosen by the action that ran)."""
+        follows each outcome (``_nxt`` holds the next node chosen by the action that ran, when
+        `need_next`)."""
         ts = self.state.tables[t.name]
         keys = self.key_code(t)
         kn = [f"_k{i}" for i in range(len(keys))]
@@ -1891,7 +1958,7 @@ class CodeGen:
             self.emit(ind, f"e = {tsn}.default")
             if self.trace:
                 self.emit(ind, f"TR('table {t.name}: (keyless)')")
-            self.gen_run(ind, t, tsn, is_hit=False)
+            self.gen_run(ind, t, tsn, need_next)
             leave(ind, "__MISS__")
             return
         self.gen_lookup(ind, ts, tsn, kn)
@@ -1900,7 +1967,7 @@ class CodeGen:
         self.emit(ind + 1, f"e = {tsn}.default")
         if self.trace:
             self.emit(ind + 1, f"TR('table {t.name}: miss' + {fmt_key})")
-        self.gen_run(ind + 1, t, tsn, is_hit=False)
+        self.gen_run(ind + 1, t, tsn, need_next)
         leave(ind + 1, "__MISS__")
         self.emit(ind, "else:")
         if self.trace:
@@ -1921,7 +1988,7 @@ class CodeGen:
                     f"e.meter.execute({units}, NOW_US())",
                     2,
                 )
-        self.gen_run(ind + 1, t, tsn, is_hit=True)
+        self.gen_run(ind + 1, t, tsn, need_next)
         leave(ind + 1, "__HIT__")
 
     def _table_nexts(self, t: TableInfo) -> None:
@@ -1967,8 +2034,8 @@ class CodeGen:
         self.emit(0, "")
         return True
 
-    def gen_run(self, ind: int, t: TableInfo, tsn: str, is_hit: bool) -> None:
-        """Run the chosen entry's action; sets ``_nxt`` to its next node."""
+    def gen_run(self, ind: int, t: TableInfo, tsn: str, need_next: bool = True) -> None:
+        """Run the chosen entry's action; sets ``_nxt`` to its next node when `need_next`."""
         if t.action_profile:
             prof = self.prog.action_profiles.get(t.action_profile)
             self.emit(ind, "_m = e.member")
@@ -1985,19 +2052,22 @@ class CodeGen:
                     ind + 1, "TR('  -> member %d: %s' % (_m.member_id, _fmt_action(_m.action, _m.args)))"
                 )
             self.emit(ind + 1, "_m.fn(P, H, _m.args)")
-            self.emit(ind + 1, f"_nxt = _m.nxt[{t.name!r}]")
+            if need_next:
+                self.emit(ind + 1, f"_nxt = _m.nxt[{t.name!r}]")
             self.emit(ind, "elif e.fn is not None:")
             if self.trace:
                 self.emit(ind + 1, "TR('  -> ' + _fmt_action(e.action, e.args))")
             self.emit(ind + 1, "e.fn(P, H, e.args)")
-            self.emit(ind + 1, "_nxt = e.nxt")
-            self.emit(ind, "else:")
-            self.emit(ind + 1, "_nxt = e.nxt")
+            if need_next:
+                self.emit(ind + 1, "_nxt = e.nxt")
+                self.emit(ind, "else:")
+                self.emit(ind + 1, "_nxt = e.nxt")
             return
         if self.trace:
             self.emit(ind, "TR('  -> ' + _fmt_action(e.action, e.args))")
         self.emit(ind, "e.fn(P, H, e.args)")
-        self.emit(ind, "_nxt = e.nxt")
+        if need_next:
+            self.emit(ind, "_nxt = e.nxt")
 
     def gen_lookup(self, ind: int, ts: Any, tsn: str, kn: list[str]) -> None:
         if ts.kind == "exact":
