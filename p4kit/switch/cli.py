@@ -80,6 +80,7 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         egress_spec_init_to_drop=opts.egress_spec_init_to_drop,
         flow_cache=opts.flow_cache,
     )
+    switch.set_flow_cache(opts.flow_cache, insert_inv_prob=opts.flow_cache_insert_inv_prob)
     if opts.priority_queues != 1:
         switch.set_priority_queues(opts.priority_queues)
     if trace is not None:

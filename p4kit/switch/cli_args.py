@@ -72,6 +72,7 @@ class SwitchOptions:
     disable_swap: bool = False
     max_port_count: int = DEFAULT_MAX_PORT_COUNT
     flow_cache: bool = True  # p4kit only: the cache of pipeline results (flowcache.py)
+    flow_cache_insert_inv_prob: int = 100  # p4kit only: one miss in N is stored (as OVS's EMC)
     notes: list[str] = field(default_factory=list)  # printed at start: what was accepted but has no effect
 
 
@@ -201,6 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
         "the pipeline; any control-plane write empties the cache",
     )
     p.add_argument(
+        "--flow-cache-insert-inv-prob",
+        type=int,
+        default=100,
+        metavar="N",
+        help="p4kit only: store one miss in N in the cache of results (default 100, as Open vSwitch's "
+        "other_config:emc-insert-inv-prob; 1 stores every miss)",
+    )
+    p.add_argument(
         "-v",
         "--version",
         action="version",
@@ -305,6 +314,7 @@ def parse_args(argv: list[str]) -> SwitchOptions:
         disable_swap=targs.disable_swap,
         max_port_count=args.max_port_count,
         flow_cache=not args.no_flow_cache,
+        flow_cache_insert_inv_prob=args.flow_cache_insert_inv_prob,
         notes=notes,
     )
     _check(opts, args, targs)
@@ -325,6 +335,8 @@ def _check(opts: SwitchOptions, args: argparse.Namespace, targs: argparse.Namesp
         raise UsageError(f"--priority-queues {opts.priority_queues}: must be 1 to 8 (priority is bit<3>)")
     if opts.max_port_count < 0:
         raise UsageError("--max-port-count cannot be negative")
+    if opts.flow_cache_insert_inv_prob < 1:
+        raise UsageError("--flow-cache-insert-inv-prob must be 1 or more (1 stores every miss)")
     for spec in args.interface:
         number, sep, iface = spec.partition("@")
         if not sep or not iface or not number.isdigit():

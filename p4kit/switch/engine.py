@@ -34,6 +34,7 @@ from p4kit.switch.program import (
     PKT_RESUBMIT,
     Program,
 )
+from p4kit.switch.replicas import replica_owned_headers
 from p4kit.switch.state import Member, SwitchState
 from p4kit.switch.tables import Entry, TableState
 
@@ -424,21 +425,8 @@ class Engine:
         # sends packets through the general path's traffic manager.
         fc = self._flow_cache_for(tm_any_rate=sw.traffic_manager.any_rate)
         lines = ["def body(port, data):"]
-        if fc is not None:
-            keys_length = self.flow_cache_plan is not None and self.flow_cache_plan.keys_length
-            lines += [
-                f"    _k = (port, len(data), data[:{fc.reach}])"
-                if keys_length
-                else f"    _k = (port, data[:{fc.reach}])",
-                "    _c = FC_GET(_k)",
-                "    if _c is not None:",
-                "        es = _c[0]",
-                "        if es is None:",
-                "            drop(_c[1])",
-                "            return []",
-                f"        out = _c[1] + data[{fc.reach}:]",
-                "        return [(es, out)]",
-            ]
+        if fc is not None:  # key, lookup and a hit's output (flowcache.py writes them)
+            lines += fc.lookup_source()
         lines += [
             "    P = Pkt(data, nstacks)",
             f"    H = P.H = {ns['NEW_HEADERS_EXPR']}",
@@ -471,7 +459,7 @@ class Engine:
             "        return mcast(P, port)",
             "    es = sm[ES]",
             "    if es == DROP:",
-            *(["        if not sm[PE]:", "            FC_DROP(_k, DROP_IN)"] if fc is not None else []),
+            *(fc.store_source("FC_DROP(_k, DROP_IN)", "        ") if fc is not None else []),
             "        drop(DROP_IN)",
             "        return []",
         ]
@@ -496,7 +484,7 @@ class Engine:
                 "    if P.special:",
                 "        return slow_egress(P, es)",
                 "    if sm[ES] == DROP:",
-                *(["        if not sm[PE]:", "            FC_DROP(_k, DROP_OUT)"] if fc is not None else []),
+                *(fc.store_source("FC_DROP(_k, DROP_OUT)", "        ") if fc is not None else []),
                 "        drop(DROP_OUT)",
                 "        return []",
             ]
@@ -506,13 +494,23 @@ class Engine:
             "    out = DEPARSE(P, H)",
             "    if es == cpu_port and sw._packet_in_cb is not None:",
             "        return packet_in(out, port)",
-            *(["    if not sm[PE]:", "        FC_PUT(_k, es, out, data, P.off)"] if fc is not None else []),
+            *(fc.store_source("FC_PUT(_k, es, out, data, P.off, H, _x)", "    ") if fc is not None else []),
             "    return [(es, out)]",
         ]
 
         # Multicast without the general path's queues: each replica gets a copy of the headers
         # (the last one takes the original's), runs egress and is deparsed; anything rarer (clones,
         # recirculation, a rated queue) still goes to the general path.
+        # A replica copies the header lists egress and the checksum update may write, and shares
+        # the others with its siblings (replicas.py).
+        owned = replica_owned_headers(self.prog)
+        nh = len(self.prog.headers)
+        if owned is None or [h.id for h in self.prog.headers] != list(range(nh)):
+            replica_headers = "[h[:] for h in H]"
+        else:
+            replica_headers = (
+                "[" + ", ".join(f"H[{i}][:]" if i in owned else f"H[{i}]" for i in range(nh)) + "]"
+            )
         mc = [
             "def mcast(P, port):",
             "    H = P.H",
@@ -538,7 +536,7 @@ class Engine:
             "            Q = Pkt.__new__(Pkt)",
             "            Q.data, Q.off, Q.dlen, Q.plen, Q.in_port = P.data, P.off, P.dlen, P.plen, P.in_port",
             *(["            Q.nx = P.nx[:]"] if nstacks else []),
-            "            Q.H = QH = [h[:] for h in H]",
+            f"            Q.H = QH = {replica_headers}",
             "        else:",
             "            Q, QH = P, H",
             "        qs = QH[SM]",
@@ -619,9 +617,7 @@ class Engine:
             "IT": F["instance_type"],
             "QPRIO": self.Q_PRIO,
             "QENQTS": self.Q_ENQ_TS,
-            "FC_GET": fc.get if fc is not None else None,
-            "FC_PUT": fc.put if fc is not None else None,
-            "FC_DROP": fc.put_drop if fc is not None else None,
+            **(fc.env() if fc is not None else {}),
         }
         overlap = {k for k in env if k in ns and ns[k] is not env[k]}
         if overlap:  # a generated name would shadow one of the fast path's: a codegen bug
@@ -632,6 +628,7 @@ class Engine:
             "def fast(port, data):",
             "    if drop_log:",
             "        drop_log.clear()",
+            *(fc.single_prologue if fc is not None else ()),
             "    try:",
             *["    " + ln for ln in lines[1:]],
             "    except AssertionFailed as exc:",
@@ -669,6 +666,7 @@ class Engine:
             "    P = None",
             "    if drop_log:",
             "        drop_log.clear()  # after a batch it holds the drop reasons of the whole batch",
+            *(fc.batch_prologue if fc is not None else ()),
             "    for data in frames:",
             "        try:",
             *["        " + ln for ln in body],
@@ -683,6 +681,7 @@ class Engine:
             "                on_error(port)",
             "                continue",
             "            drop(f'internal error while processing the packet: {type(exc).__name__}: {exc}')",
+            *(fc.batch_epilogue if fc is not None else ()),
             "    return _outs",
         ]
         self.fast_source = "\n".join([*mc, "", *wrapped, "", *batch]) + "\n"  # kept for reading and debugging
@@ -699,7 +698,9 @@ class Engine:
         if plan is None or size <= 0 or tm_any_rate:
             self.flow_cache = None
             return None
-        self.flow_cache = flowcache.FlowCache(plan.reach, size)
+        ids = {h.name: h.id for h in self.prog.headers}
+        inv = getattr(self.sw, "flow_cache_insert_inv_prob", flowcache.DEFAULT_INSERT_INV_PROB)
+        self.flow_cache = flowcache.FlowCache(plan, size, inv, self.sw.seed, ids)
         return self.flow_cache
 
     def flow_cache_clear(self) -> None:

@@ -20,21 +20,42 @@ Per packet (in the generated fast path, engine.py): only a unicast output or a d
 only when the parser raised no error; a packet that went to the general path (clone, digest, ...),
 a multicast packet and a packet to the CPU port are never stored.
 
-The key is (ingress port, the first `reach` bytes) plus the packet length when the program reads
-`packet_length`. The execution read no byte beyond `reach`, and the deparser writes its headers
-followed by the packet from the parser's last offset (at most `reach`), so the output is a fixed
-prefix (for this key) followed by `data[reach:]`: the entry keeps that prefix. Every control-plane
-write clears the cache (runtime.Switch wraps its mutating methods), and so does every regeneration
-of the fast path. When the cache holds `size` entries it is cleared.
+The key. When flowkey.py can prove which bits the result depends on (the fields the program reads
+or writes; select keys, table keys, conditions, action operands, hash inputs), the key is (ingress
+port, min(length, reach), the first `reach` bytes as an integer masked to those bits), and the
+output is rebuilt from the packet's own unread bits, the entry's constant bits and each Internet
+checksum over unread bits updated by their difference. Otherwise it is (ingress port, the first
+`reach` bytes), with the packet length too when the program reads `packet_length`: the execution
+read no byte beyond `reach`, and the deparser writes its headers followed by the packet from the
+parser's last offset (at most `reach`), so the output is a fixed prefix (for this key) followed by
+`data[reach:]`. Every control-plane write clears the cache (runtime.Switch wraps its mutating
+methods), and so does every regeneration of the fast path. When the cache holds `size` entries it
+is cleared.
+
+What a miss costs. One miss in `insert_inv_prob` (default 100) is stored, as Open vSwitch's
+exact-match cache does (other_config:emc-insert-inv-prob): a store costs about as much as the
+pipeline. The port loop's batches stop looking packets up for BYPASS packets when fewer than one
+in COLD_RATIO of the last SAMPLE looked-up ones hit, so traffic that never repeats pays almost
+nothing for the cache; `process_packet` (one packet at a time) always looks up.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass
 from typing import Any
 
+from p4kit.switch import flowkey
+
 DEFAULT_SIZE = 65536
+# One miss in this many is stored (Open vSwitch's emc-insert-inv-prob, whose default is 100 too).
+DEFAULT_INSERT_INV_PROB = 100
+# The batch loop's bypass: judged over SAMPLE looked-up packets, cold below one hit in COLD_RATIO,
+# then BYPASS packets go straight to the pipeline.
+SAMPLE = 64
+COLD_RATIO = 8
+BYPASS = 1024
 
 # Primitives whose effect is a function of the packet's fields and the action's arguments only.
 PURE_PRIMITIVES = frozenset(
@@ -71,10 +92,12 @@ NONDETERMINISTIC_FIELDS = (
 
 @dataclass(frozen=True)
 class CachePlan:
-    """How the fast path keys the cache for one program: `reach` bytes, and the length or not."""
+    """How the fast path keys the cache for one program: `reach` bytes, the length or not, and
+    the bits the program reads when it is known (flowkey.py; None: every reachable byte)."""
 
     reach: int
     keys_length: bool
+    key: flowkey.KeyPlan | None = None
 
 
 def plan(bmv2: dict) -> tuple[CachePlan | None, str]:
@@ -109,7 +132,8 @@ def plan(bmv2: dict) -> tuple[CachePlan | None, str]:
     reach, why = _parser_reach(bmv2)
     if reach is None:
         return None, why
-    return CachePlan(reach, '"packet_length"]' in src), ""
+    key, _ = flowkey.analyse(bmv2)
+    return CachePlan(reach, '"packet_length"]' in src, key), ""
 
 
 def _parser_reach(bmv2: dict) -> tuple[int | None, str]:
@@ -159,36 +183,196 @@ def _const(v: Any) -> int | None:
 
 
 class FlowCache:
-    """The store: key -> (egress port, output prefix), or (None, drop reason) for a drop.
+    """The store, and the code the fast path runs around it (engine.py splices it in).
+
+    Entries: key -> (None, drop reason) for a drop; (egress port, prefix, offset) when the output
+    is `prefix + data[offset:]`; or (egress port, None, offset, keep, const, shift, checksums)
+    when the key leaves bits out (flowkey.py): the output's first `offset` bytes are the packet's
+    `keep` bits, the cached `const` bits and each checksum updated by its inputs' difference.
 
     Why a dict cleared when full rather than an LRU: a hit must cost one lookup and nothing else
-    (an LRU moves the entry on every hit); a working set larger than the bound misses either way."""
+    (an LRU moves the entry on every hit); a working set larger than the bound misses either way.
+    Why one miss in `insert_inv_prob` stored (Open vSwitch's exact-match cache does the same,
+    `other_config:emc-insert-inv-prob`, default 100): storing costs about as much as the pipeline,
+    and traffic that never repeats would pay it on every packet for nothing; a flow that does
+    repeat is stored after about N packets all the same.
+    Why the batch loop stops looking up for BYPASS packets when fewer than one in COLD_RATIO of
+    the last SAMPLE looked-up packets hit: a lookup (key, dict) costs about a tenth of the
+    pipeline, which traffic that never repeats would also pay on every packet for nothing."""
 
-    def __init__(self, reach: int, size: int = DEFAULT_SIZE) -> None:
-        self.reach = reach
+    def __init__(
+        self,
+        plan: CachePlan,
+        size: int = DEFAULT_SIZE,
+        insert_inv_prob: int = DEFAULT_INSERT_INV_PROB,
+        seed: int | None = None,
+        header_ids: dict[str, int] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.key = plan.key
+        self.reach = plan.key.reach if plan.key is not None else plan.reach
         self.size = size
-        self.entries: dict[Any, tuple[int | None, Any]] = {}
+        self.insert_inv_prob = max(1, int(insert_inv_prob))
+        self.entries: dict[Any, tuple] = {}
         self.get = self.entries.get
-        self.clear = self.entries.clear
+        self.random = random.Random(seed).random
+        self.skip = self.seen = self.hits = 0
+        ids = header_ids or {}
+        order: list[tuple[int, str]] = []
+        if self.key is not None:
+            names = {h for lay in self.key.layouts for h in lay}
+            order = sorted((ids[h], h) for h in names if h in ids)
+        self.order = order
+        self.all = (1 << (8 * self.reach)) - 1
 
-    def put(self, key: Any, es: int, out: bytes, data: bytes, off: int) -> None:
-        """Store a unicast output of a packet whose parser stopped at `off`."""
-        reach = self.reach
-        if off > reach:  # cannot happen when `reach` bounds the parser; never store a wrong entry
-            return
-        extra = len(data) - reach
-        if extra > 0:
-            if not out.endswith(data[reach:]):
-                return
-            out = out[: len(out) - extra]
+    def clear(self) -> None:
+        self.entries.clear()
+        self.skip = self.seen = self.hits = 0
+
+    # ------------------------------------------------------------------ the store
+    def put(self, key: Any, es: int, out: bytes, data: bytes, off: int, H: list, x: int | None) -> None:
+        """Store a unicast output of a packet whose parser stopped at `off` (x: its key integer)."""
         if len(self.entries) >= self.size:
             self.entries.clear()
-        self.entries[key] = (es, out)
+        kp = self.key
+        reach = self.reach
+        if kp is None or x is None:
+            if off > reach:  # cannot happen when `reach` bounds the parser; never store a wrong entry
+                return
+            extra = len(data) - reach
+            if extra > 0:
+                if not out.endswith(data[reach:]):
+                    return
+                out = out[: len(out) - extra]
+            self.entries[key] = (es, out, reach)
+            return
+        lay = kp.layouts.get(tuple(name for hid, name in self.order if H[hid][0]))
+        # The layout's promise (flowkey.py): the output is the input with fields changed in place.
+        if lay is None or lay.off != off or len(out) != len(data) or out[off:] != data[off:]:
+            return
+        shift = 8 * (reach - off)
+        o = int.from_bytes(out[:off], "big") << shift
+        keep = lay.keep
+        if (o ^ x) & keep:  # a bit the program does not touch changed: never store a wrong entry
+            return
+        if not keep and not lay.checksums:
+            self.entries[key] = (es, out[:off], off)
+            return
+        targets = 0
+        sums = []
+        for c in lay.checksums:
+            targets |= 0xFFFF << c.target
+            s = 0xFFFF - ((o >> c.target) & 0xFFFF)  # the ones'-complement sum, mod 0xFFFF
+            for m, g in c.groups:
+                s -= (x & m) << g
+            sums.append((s % 0xFFFF, c.target, c.groups))
+        const = o & (self.all ^ keep ^ targets)
+        self.entries[key] = (es, None, off, keep, const, shift, tuple(sums))
 
     def put_drop(self, key: Any, reason: str) -> None:
         if len(self.entries) >= self.size:
             self.entries.clear()
         self.entries[key] = (None, reason)
 
+    @staticmethod
+    def output(c: tuple, x: int, data: bytes) -> bytes | None:
+        """A masked entry's output for a packet of key integer x; None when a checksum's sum is
+        0 mod 0xFFFF (a sum of 0xFFFF and one of 0 differ there: the pipeline decides)."""
+        v = (x & c[3]) | c[4]
+        for base, t, groups in c[6]:
+            s = base
+            for m, g in groups:
+                s += (x & m) << g
+            s %= 0xFFFF
+            if not s:
+                return None
+            v |= (0xFFFF - s) << t
+        return (v >> c[5]).to_bytes(c[2], "big") + data[c[2] :]
 
-__all__ = ["DEFAULT_SIZE", "CachePlan", "FlowCache", "plan"]
+    # ------------------------------------------------------------------ the batch loop's sampler
+    def begin(self, frames: Any) -> bool:
+        """Whether this batch looks packets up (False while bypassing after a cold sample)."""
+        if self.skip > 0:
+            self.skip -= len(frames) if hasattr(frames, "__len__") else 1
+            return False
+        return True
+
+    def end(self, frames: Any, hits: int) -> None:
+        self.seen += len(frames) if hasattr(frames, "__len__") else 1
+        self.hits += hits
+        if self.seen >= SAMPLE:
+            if self.hits * COLD_RATIO < self.seen:
+                self.skip = BYPASS
+            self.seen = self.hits = 0
+
+    # ------------------------------------------------------------------ the fast path's code
+    def lookup_source(self) -> list[str]:
+        """Lines (in the packet body, 4 spaces in) that key the packet and return a hit's output."""
+        kp = self.key
+        r = self.reach
+        length = "len(data)" if self.plan.keys_length else None
+        if kp is None:
+            key = f"(port, {length}, data[:{r}])" if length else f"(port, data[:{r}])"
+            return [
+                "    if _fc_on:",
+                f"        _k = {key}",
+                "        _x = None",
+                "        _c = FC_GET(_k)",
+                "        if _c is not None:",
+                "            _fc_hits += 1",
+                "            es = _c[0]",
+                "            if es is None:",
+                "                drop(_c[1])",
+                "                return []",
+                "            out = _c[1] + data[_c[2]:]",
+                "            return [(es, out)]",
+            ]
+        return [
+            "    if _fc_on:",
+            f"        _d = data[:{r}]",
+            "        _n = len(_d)",
+            f"        _x = int.from_bytes(_d if _n == {r} else _d + FC_PAD[_n:], 'big')",
+            f"        _k = (port, {length or '_n'}, _x & FC_READ)",
+            "        _c = FC_GET(_k)",
+            "        if _c is not None:",
+            "            _fc_hits += 1",
+            "            es = _c[0]",
+            "            if es is None:",
+            "                drop(_c[1])",
+            "                return []",
+            "            if _c[1] is not None:",
+            "                out = _c[1] + data[_c[2]:]",
+            "                return [(es, out)]",
+            "            if not _c[6]:",
+            "                out = (((_x & _c[3]) | _c[4]) >> _c[5]).to_bytes(_c[2], 'big') + data[_c[2]:]",
+            "                return [(es, out)]",
+            "            out = FC_OUTPUT(_c, _x, data)",
+            "            if out is not None:",
+            "                return [(es, out)]",
+        ]
+
+    def store_source(self, call: str, indent: str) -> list[str]:
+        """Lines that store a result (`call`) for one miss in `insert_inv_prob`."""
+        sample = " and FC_RANDOM() < FC_P" if self.insert_inv_prob > 1 else ""
+        return [f"{indent}if _fc_on and not sm[PE]{sample}:", f"{indent}    {call}"]
+
+    single_prologue = ("    _fc_on = True", "    _fc_hits = 0")
+    batch_prologue = ("    _fc_on = FC_BEGIN(frames)", "    _fc_hits = 0")
+    batch_epilogue = ("    if _fc_on:", "        FC_END(frames, _fc_hits)")
+
+    def env(self) -> dict[str, Any]:
+        return {
+            "FC_GET": self.get,
+            "FC_PUT": self.put,
+            "FC_DROP": self.put_drop,
+            "FC_OUTPUT": self.output,
+            "FC_READ": self.key.read if self.key is not None else 0,
+            "FC_PAD": bytes(self.reach),
+            "FC_RANDOM": self.random,
+            "FC_P": 1.0 / self.insert_inv_prob,
+            "FC_BEGIN": self.begin,
+            "FC_END": self.end,
+        }
+
+
+__all__ = ["DEFAULT_INSERT_INV_PROB", "DEFAULT_SIZE", "CachePlan", "FlowCache", "plan"]

@@ -136,6 +136,7 @@ class Switch:
         # Entries of the cache of pipeline results (flowcache.py); 0 runs every packet through the
         # pipeline (p4kit-switch --no-flow-cache).
         self.flow_cache_size = flowcache.DEFAULT_SIZE if flow_cache else 0
+        self.flow_cache_insert_inv_prob = flowcache.DEFAULT_INSERT_INV_PROB  # one miss in N is stored
         self._drop_port = drop_port
         self._egress_spec_to_drop = egress_spec_init_to_drop  # simple_switch_grpc's target option
         self._cpu_port = cpu_port
@@ -942,11 +943,19 @@ class Switch:
         """Nanoseconds since the switch started, on the same clock (entry hit times)."""
         return int((self.clock() - self._t0) * 1_000_000_000)
 
-    def set_flow_cache(self, enabled: bool, size: int = flowcache.DEFAULT_SIZE) -> None:
+    def set_flow_cache(
+        self,
+        enabled: bool,
+        size: int = flowcache.DEFAULT_SIZE,
+        insert_inv_prob: int = flowcache.DEFAULT_INSERT_INV_PROB,
+    ) -> None:
         """Serve stateless programs' repeated packets from the cache of results, or not (it
-        regenerates the fast path, which holds the cache)."""
+        regenerates the fast path, which holds the cache); one miss in `insert_inv_prob` is stored."""
+        if type(insert_inv_prob) is not int or insert_inv_prob < 1:
+            raise ValueError(f"insert_inv_prob must be an integer >= 1, not {insert_inv_prob!r}")
         with self._lock:
             self.flow_cache_size = size if enabled else 0
+            self.flow_cache_insert_inv_prob = insert_inv_prob
             self._recompile()
 
     def flow_cache_entries(self) -> int:

@@ -21,7 +21,7 @@ from p4kit.compiler.driver import compile_file
 from p4kit.stf.parser import PacketDirective, parse_stf
 from p4kit.stf.runner import StfRunner
 from p4kit.switch import flowcache
-from p4kit.switch.cli_args import parse_args
+from p4kit.switch.cli_args import UsageError, parse_args
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.runtime import Switch
 
@@ -38,15 +38,27 @@ def _compile(src: Path) -> dict:
         pytest.skip(f"does not compile: {exc}")
 
 
-def _pair(bmv2: dict) -> tuple[Switch, Switch]:
+def _pair(bmv2: dict, insert_inv_prob: int = 1) -> tuple[Switch, Switch]:
+    """Cache on (every miss stored unless told otherwise, so that repeats are hits) and off."""
     on, off = Switch(flow_cache=True, seed=1), Switch(flow_cache=False, seed=1)
     on.load_pipeline(bmv2)
+    on.set_flow_cache(True, insert_inv_prob=insert_inv_prob)
     off.load_pipeline(bmv2)
     return on, off
 
 
-def _variants(rng: random.Random, port: int, data: bytes) -> list[tuple[int, bytes]]:
+def _variants(
+    rng: random.Random, port: int, data: bytes, read: int = -1, reach: int = 0
+) -> list[tuple[int, bytes]]:
+    """The packet three times, then random variants; with the key's `read` mask (flowkey.py),
+    also variants that differ only in bits the key leaves out (they must hit and still be right)."""
     out = [(port, data)] * 3
+    unread = [i for i in range(min(len(data), reach) * 8) if not (read >> (reach * 8 - 1 - i)) & 1]
+    for _ in range(8 if unread else 0):
+        b = bytearray(data)
+        for i in rng.sample(unread, min(len(unread), rng.randrange(1, 6))):
+            b[i // 8] ^= 0x80 >> (i % 8)
+        out += [(port, bytes(b))]
     for _ in range(12):
         b = bytearray(data)
         if b:
@@ -97,12 +109,15 @@ def test_cache_on_and_off_give_the_same_packets(src: Path) -> None:
     on, off = _pair(bmv2)
     ron, roff = StfRunner(on), StfRunner(off)
     rng = random.Random(src.stem)
+    p, _ = flowcache.plan(bmv2)
+    key = p.key if p is not None else None
+    read, reach = (key.read, key.reach) if key is not None else (-1, 0)
     batch: list[tuple[int, bytes]] = []
     for d in parse_stf(src.with_suffix(".stf").read_text()):
         if isinstance(d, PacketDirective):
             if d.cmd != "packet":
                 continue
-            for port, data in _variants(rng, d.port, bytes.fromhex(d.data)):
+            for port, data in _variants(rng, d.port, bytes.fromhex(d.data), read, reach):
                 _same(on, off, port, data)
                 batch.append((port, data))
             continue
@@ -202,6 +217,10 @@ def test_the_cache_can_be_turned_off_and_the_cli_says_so() -> None:
     assert on.flow_cache_entries() == 0
     assert parse_args(["--no-flow-cache", "x.json"]).flow_cache is False
     assert parse_args(["x.json"]).flow_cache is True
+    assert parse_args(["x.json"]).flow_cache_insert_inv_prob == flowcache.DEFAULT_INSERT_INV_PROB
+    assert parse_args(["--flow-cache-insert-inv-prob", "7", "x.json"]).flow_cache_insert_inv_prob == 7
+    with pytest.raises(UsageError, match="insert-inv-prob"):
+        parse_args(["--flow-cache-insert-inv-prob", "0", "x.json"])
 
 
 def test_inc_is_never_cached() -> None:
