@@ -34,6 +34,7 @@ from p4kit.switch.program import (
     PKT_RESUBMIT,
     Program,
 )
+from p4kit.switch.replicas import replica_owned_headers
 from p4kit.switch.state import Member, SwitchState
 from p4kit.switch.tables import Entry, TableState
 
@@ -500,6 +501,16 @@ class Engine:
         # Multicast without the general path's queues: each replica gets a copy of the headers
         # (the last one takes the original's), runs egress and is deparsed; anything rarer (clones,
         # recirculation, a rated queue) still goes to the general path.
+        # A replica copies the header lists egress and the checksum update may write, and shares
+        # the others with its siblings (replicas.py).
+        owned = replica_owned_headers(self.prog)
+        nh = len(self.prog.headers)
+        if owned is None or [h.id for h in self.prog.headers] != list(range(nh)):
+            replica_headers = "[h[:] for h in H]"
+        else:
+            replica_headers = (
+                "[" + ", ".join(f"H[{i}][:]" if i in owned else f"H[{i}]" for i in range(nh)) + "]"
+            )
         mc = [
             "def mcast(P, port):",
             "    H = P.H",
@@ -525,7 +536,7 @@ class Engine:
             "            Q = Pkt.__new__(Pkt)",
             "            Q.data, Q.off, Q.dlen, Q.plen, Q.in_port = P.data, P.off, P.dlen, P.plen, P.in_port",
             *(["            Q.nx = P.nx[:]"] if nstacks else []),
-            "            Q.H = QH = [h[:] for h in H]",
+            f"            Q.H = QH = {replica_headers}",
             "        else:",
             "            Q, QH = P, H",
             "        qs = QH[SM]",
