@@ -86,10 +86,13 @@ def lanes_to_int32(lanes: np.ndarray, size: int) -> np.ndarray:
 
 
 def block_exponents(lanes_f: np.ndarray) -> np.ndarray:
-    """Per block (row): the e of frexp(max |x|), so that every |x| < 2**e; biased to be unsigned."""
+    """Per block (row): the e of frexp(max |x|), so that every |x| < 2**e; biased to be unsigned. An
+    all-zero block has no exponent and gets 0, below every real one (a subnormal's is -148 + 256), so the
+    max over the workers ignores it: frexp(0)'s e = 0 would scale another worker's block of 1e-10 as if
+    it reached 1, and round it to nothing."""
     peak = np.abs(lanes_f).max(axis=1)
     _, exp = np.frexp(peak.astype(np.float64))
-    return (exp.astype(np.int64) + EXPONENT_BIAS).astype(np.uint32)
+    return np.where(peak > 0, exp.astype(np.int64) + EXPONENT_BIAS, 0).astype(np.uint32)
 
 
 def headroom_bits(workers: int | np.ndarray) -> int | np.ndarray:

@@ -215,3 +215,20 @@ def test_float32_without_specials_costs_no_extra_packet() -> None:
 
     formats.allreduce_with(reduce, np.ones(640, dtype=np.float32), "float32", 1)
     assert calls == [(KIND_MAX, 1), (0, 10)]  # 20 agreement entries in one packet; 10 value packets
+
+
+def test_a_zero_block_does_not_coarsen_the_others_exponent() -> None:
+    """A worker whose block is all zero has no exponent to bring: it sends the smallest (0), so a block of
+    tiny values elsewhere keeps its own scale and its precision (with frexp(0)'s exponent 0 it would be
+    scaled as if its values reached 1, and values of 1e-10 would round to nothing)."""
+    assert formats.block_exponents(np.zeros((2, INC_LANES), dtype=np.float32)).tolist() == [0, 0]
+    rng = np.random.default_rng(5)
+    tiny = (rng.standard_normal(INC_LANES) * 1e-10).astype(np.float32)
+    inputs = [tiny, np.zeros(INC_LANES, dtype=np.float32), np.zeros(INC_LANES, dtype=np.float32)]
+    results = lockstep_allreduce(inputs, "float32")
+    rel = np.abs(results[0].astype(np.float64) - tiny) / np.abs(tiny.astype(np.float64))
+    assert rel.max() < 2.0**-20
+    assert all(
+        np.array_equal(r, np.zeros(INC_LANES, dtype=np.float32))
+        for r in lockstep_allreduce(inputs[1:], "float32")
+    )
