@@ -1738,8 +1738,11 @@ class CodeGen:
             self.emit(2, "while True:")
             self.inline_node(3, init, pipe, None)
             self.emit(3, "break")
-        self.emit(2, "while n is not None:")
-        self.emit(3, "n = n(P, H)")
+        if self.trace or any(re.match(r"\s+n = ", ln) for ln in self.out[first + 2 :]):
+            self.emit(2, "while n is not None:")
+            self.emit(3, "n = n(P, H)")
+        else:  # every path ends in the nested code: no node is left to run one by one
+            del self.out[first]
         self.emit(1, "except ExitControl:")
         if self.trace:
             self.emit(2, f"TR('{pname}: exit')")
@@ -2125,6 +2128,7 @@ class CodeGen:
                 self.emit(ind + 1, f"TR('verify checksum {name}: mismatch')")
         self.emit(0, "")
         self.emit(0, "def UPDATE_CHECKSUMS(P, H):")
+        first = len(self.out)
         if not update:
             self.emit(1, "pass")
         for fn, target, w, cond, _name in update:
@@ -2133,6 +2137,10 @@ class CodeGen:
                 self.emit(1, f"if {cond}:")
                 ind = 2
             self.emit(ind, f"{target} = {fn}(P, H) & {_mask(w)}")
+        if not self.trace:
+            self.out[first:] = localise_headers(self.out[first:], "    ")
+        # the body alone (no return in it), for the fast path's replicas to inline
+        self.consts["UPDATE_BODY"] = "\n".join(self.out[first:])
         self.emit(0, "")
 
     def parse_shapes(self) -> list[frozenset[int]]:

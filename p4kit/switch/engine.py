@@ -506,15 +506,19 @@ class Engine:
         owned = replica_owned_headers(self.prog)
         nh = len(self.prog.headers)
         if owned is None or [h.id for h in self.prog.headers] != list(range(nh)):
-            replica_headers = "[h[:] for h in H]"
+            replica_headers = "[h[:] for h in H0]"
         else:
             replica_headers = (
-                "[" + ", ".join(f"H[{i}][:]" if i in owned else f"H[{i}]" for i in range(nh)) + "]"
+                "[" + ", ".join(f"H0[{i}][:]" if i in owned else f"H0[{i}]" for i in range(nh)) + "]"
             )
+        # The replica's egress and checksum update are written into the loop (their bodies have no
+        # return statement); the replica is P, H there, as in the bodies, and the original P0, H0.
+        egress_body = ns["PIPE_BODY_egress"].split("\n") if "PIPE_BODY_egress" in ns else ["    EGRESS(P, H)"]
+        update_body = ns["UPDATE_BODY"].split("\n") if "UPDATE_BODY" in ns else ["    UPDATE(P, H)"]
         mc = [
-            "def mcast(P, port):",
-            "    H = P.H",
-            "    mg = H[SM][MG]",
+            "def mcast(P0, port):",
+            "    H0 = P0.H",
+            "    mg = H0[SM][MG]",
             "    reps = replicas(mg)",
             "    if not reps:",
             "        drop(f'multicast group {mg} has no replicas (or does not exist)')",
@@ -524,7 +528,7 @@ class Engine:
             mc += [
                 "    for rp, _ in reps:",
                 "        if tm_rated(rp):",
-                "            return slow_ingress(P, P.data, port)",
+                "            return slow_ingress(P0, P0.data, port)",
             ]
         if uses_ts:
             mc.append("    now = int((clock() - t0) * 1000000) & 0xFFFFFFFFFFFF")
@@ -533,13 +537,13 @@ class Engine:
             "    last = len(reps) - 1",
             "    for k, (rp, rid) in enumerate(reps):",
             "        if k < last:",
-            "            Q = Pkt.__new__(Pkt)",
-            "            Q.data, Q.off, Q.dlen, Q.plen, Q.in_port = P.data, P.off, P.dlen, P.plen, P.in_port",
-            *(["            Q.nx = P.nx[:]"] if nstacks else []),
-            f"            Q.H = QH = {replica_headers}",
+            "            P = Pkt.__new__(Pkt)",
+            "            P.data, P.off, P.dlen, P.plen, P.in_port = P0.data, P0.off, P0.dlen, P0.plen, P0.in_port",
+            *(["            P.nx = P0.nx[:]"] if nstacks else []),
+            f"            P.H = H = {replica_headers}",
             "        else:",
-            "            Q, QH = P, H",
-            "        qs = QH[SM]",
+            "            P, H = P0, H0",
+            "        qs = H[SM]",
             "        qs[RID] = rid",
             "        qs[IT] = 5  # REPLICATION",
             "        qs[EP] = rp",
@@ -551,18 +555,18 @@ class Engine:
             mc.append("        qs[QENQTS] = int((clock() - t0) * 1000000) & 0xFFFFFFFF")
         if ns.get("HAS_EGRESS"):
             mc += [
-                "        EGRESS(Q, QH)",
-                "        if Q.special:",
-                "            outs.extend(slow_egress(Q, rp))",
+                *["    " + ln for ln in egress_body],
+                "        if P.special:",
+                "            outs.extend(slow_egress(P, rp))",
                 "            continue",
                 "        if qs[ES] == DROP:",
                 "            drop(DROP_OUT)",
                 "            continue",
             ]
         if ns.get("HAS_UPDATE"):
-            mc.append("        UPDATE(Q, QH)")
+            mc += ["    " + ln for ln in update_body]
         mc += [
-            "        out = DEPARSE(Q, QH)",
+            "        out = DEPARSE(P, H)",
             "        if rp == cpu_port and sw._packet_in_cb is not None:",
             "            packet_in(out, port)",
             "        else:",
