@@ -19,7 +19,11 @@ Numbers (--json prints them as one line; docs/switch.md explains each and where 
   the same run (the ceiling for any Python dataplane here); `veth_ratio = veth_pps / relay_pps`; and
   CPU per forwarded packet of both (`*_cpu_us_per_pkt`, with the user-space share `*_user_us_per_pkt`),
   and `veth_cpu_ratio` = relay CPU per packet / switch CPU per packet. `nocache_veth_*` are the
-  same figures for the switch run with --no-flow-cache (every packet through the pipeline).
+  same figures for the switch run with --no-flow-cache (every packet through the pipeline). These
+  keys are for one repeated frame; `veth_by_traffic` has the same figures for each kind of traffic
+  (TRAFFIC: a flow whose IPv4 identification changes, 8 flows interleaved, every packet from
+  another source, every packet a miss), and `inprocess_by_traffic` the batch path's CPU per packet
+  for each, with and without the cache.
 Goals (issue 14): INC >= 250,000 contributions/s in-process, veth ratio >= 0.7 (read in CPU per
 packet: on a loaded machine both forwarders are held to the offered rate).
 
@@ -28,6 +32,7 @@ it can; the receiver is the second namespace's interface counter (rx_packets), r
 window after a warm-up, so no receiver process competes for the CPU.
 
 Usage: sudo .venv/bin/python scripts/bench_switch.py [--json] [--seconds S] [--packets N] [--inc-rev REV]
+       [--traffic KIND ...] [--no-inc]
 (the veth part needs root; without root it is skipped and reported as null).
 """
 
@@ -59,8 +64,16 @@ SRC_MAC = "02:00:00:00:01:01"
 DST_IP = "10.0.2.99"  # routed by the LPM entry, not an address of the receiving host: it drops it
 
 
-def build_frame(dst_mac: str = "02:00:00:00:00:fe", payload_len: int = 18) -> bytes:
-    """A minimal Ethernet/IPv4/UDP frame (64 bytes on the wire with the default payload)."""
+def build_frame(
+    dst_mac: str = "02:00:00:00:00:fe",
+    payload_len: int = 18,
+    *,
+    src_ip: str = "10.0.1.1",
+    dst_ip: str = DST_IP,
+    ident: int = 1,
+) -> bytes:
+    """A minimal Ethernet/IPv4/UDP frame (64 bytes on the wire with the default payload), with a
+    valid IPv4 header checksum."""
     udp_len = 8 + payload_len
     ip_len = 20 + udp_len
     ip = struct.pack(
@@ -68,13 +81,13 @@ def build_frame(dst_mac: str = "02:00:00:00:00:fe", payload_len: int = 18) -> by
         0x45,
         0,
         ip_len,
-        1,
+        ident & 0xFFFF,
         0,
         64,
         17,
         0,
-        socket.inet_aton("10.0.1.1"),
-        socket.inet_aton(DST_IP),
+        socket.inet_aton(src_ip),
+        socket.inet_aton(dst_ip),
     )
     s = sum(struct.unpack("!10H", ip))
     s = (s & 0xFFFF) + (s >> 16)
@@ -83,6 +96,42 @@ def build_frame(dst_mac: str = "02:00:00:00:00:fe", payload_len: int = 18) -> by
     udp = struct.pack("!HHHH", 1234, 5678, udp_len, 0) + bytes(payload_len)
     eth = bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(SRC_MAC.replace(":", "")) + b"\x08\x00"
     return eth + ip + udp
+
+
+# The traffic the veth and in-process runs offer, by kind. The LPM program reads the destination
+# MAC (copied to the source), the EtherType, the TTL and the destination address: with the cache's
+# key of read bits (p4kit/switch/flowkey.py) only those make two packets different flows.
+TRAFFIC = {
+    "repeated": "one frame, repeated",
+    "ident": "one flow whose IPv4 identification changes per packet",
+    "flows8": "8 flows (destinations 10.0.2.1-8) interleaved, each with a changing identification",
+    "sources": "every packet from another IPv4 source (the program never reads the source)",
+    "all_miss": "every packet to another destination MAC (read: every packet a miss)",
+}
+DISTINCT = 1 << 17  # frames of a kind whose packets differ: more than the cache's 65,536 entries
+
+
+def traffic_frames(kind: str, count: int = DISTINCT) -> list[bytes]:
+    """The frames of one kind of traffic, sent in this order and then again from the start."""
+    if kind == "repeated":
+        return [build_frame()]
+    if kind == "ident":
+        return [build_frame(ident=i) for i in range(count)]
+    if kind == "flows8":
+        return [build_frame(dst_ip=f"10.0.2.{1 + i % 8}", ident=i // 8) for i in range(count)]
+    if kind == "sources":
+        return [
+            build_frame(src_ip=socket.inet_ntoa(struct.pack("!I", (10 << 24) + 0x10000 + i)))
+            for i in range(count)
+        ]
+    if kind == "all_miss":
+        return [
+            build_frame(
+                dst_mac=f"02:00:{i >> 24 & 0xFF:02x}:{i >> 16 & 0xFF:02x}:{i >> 8 & 0xFF:02x}:{i & 0xFF:02x}"
+            )
+            for i in range(count)
+        ]
+    raise ValueError(f"unknown traffic {kind!r}: one of {', '.join(TRAFFIC)}")
 
 
 def compile_program() -> tuple[dict, p4info_pb2.P4Info]:
@@ -121,9 +170,9 @@ def bench_inprocess(bmv2: dict, packets: int, flow_cache: bool = True) -> float:
     return packets / (time.perf_counter() - start)
 
 
-def bench_inprocess_misses(bmv2: dict, packets: int, flow_cache: bool) -> float:
-    """CPU us per packet of the batch path when no packet repeats another's parsed bytes (each
-    from another IPv4 source): what the cache of results costs when it never hits."""
+def bench_inprocess_misses(bmv2: dict, packets: int, flow_cache: bool, kind: str = "all_miss") -> float:
+    """CPU us per packet of the batch path (32 packets a batch, as the port loop hands them over)
+    for one kind of traffic (TRAFFIC); "all_miss" is what the cache costs when it never hits."""
     from p4kit.switch.runtime import Switch
 
     sw = Switch(flow_cache=flow_cache)
@@ -131,8 +180,8 @@ def bench_inprocess_misses(bmv2: dict, packets: int, flow_cache: bool) -> float:
     sw.table_add(
         "MyIngress.ipv4_lpm", [((10 << 24) | (2 << 8), 24)], "MyIngress.ipv4_forward", [0x020000000202, 2]
     )
-    base = build_frame()
-    frames = [base[:26] + struct.pack("!I", (10 << 24) + i) + base[30:] for i in range(packets)]
+    frames = traffic_frames(kind, packets)
+    frames = (frames * (packets // len(frames) + 1))[:packets]
     start = time.process_time()
     for i in range(0, packets, 32):
         sw.process_batch(1, frames[i : i + 32])
@@ -392,19 +441,23 @@ def veth_topology() -> Iterator[dict[str, str]]:
 
 SENDER = r"""
 import socket, sys, time
-iface, seconds, frame = sys.argv[1], float(sys.argv[2]), bytes.fromhex(sys.argv[3])
+iface, seconds, path, size = sys.argv[1], float(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+blob = open(path, "rb").read()
+frames = [blob[i : i + size] for i in range(0, len(blob), size)]
+frames = frames * max(1, 256 // len(frames))  # whole rounds of 256
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
 s.bind((iface, 0))
 send = s.send
-n = 0
+n = i = 0
 end = time.monotonic() + seconds
 while time.monotonic() < end:
-    for _ in range(256):
+    for frame in frames[i : i + 256]:
         try:
             send(frame)
         except OSError:
             pass
     n += 256
+    i = (i + 256) % len(frames)
 print(n)
 """
 
@@ -426,9 +479,18 @@ def rx_packets(ns: str, iface: str) -> int:
     return int(sh("cat", f"/sys/class/net/{iface}/statistics/rx_packets", ns=ns).stdout)
 
 
-def measure(names: dict[str, str], seconds: float, warmup: float = 1.0) -> tuple[float, float]:
-    """(forwarded pps at h2, offered pps from h1) over a steady window."""
-    frame = build_frame()
+def measure(
+    names: dict[str, str], seconds: float, warmup: float = 1.0, frames_file: str | None = None
+) -> tuple[float, float]:
+    """(forwarded pps at h2, offered pps from h1) over a steady window; the sender cycles through
+    the frames of `frames_file` (64-byte frames back to back; default: the one repeated frame)."""
+    if frames_file is None:
+        with tempfile.NamedTemporaryFile(suffix=".frames", delete=False) as f:
+            f.write(build_frame())
+        try:
+            return measure(names, seconds, warmup, f.name)
+        finally:
+            os.unlink(f.name)
     sender = subprocess.Popen(
         [
             "ip",
@@ -443,7 +505,8 @@ def measure(names: dict[str, str], seconds: float, warmup: float = 1.0) -> tuple
             SENDER,
             names["h1"],
             str(warmup + seconds + 0.5),
-            frame.hex(),
+            frames_file,
+            str(len(build_frame())),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -526,9 +589,12 @@ def pinned(cpu: int | None, cmd: list[str]) -> list[str]:
     return ["taskset", "-c", str(cpu), *cmd] if cpu is not None and shutil.which("taskset") else cmd
 
 
-def bench_veth(bmv2: dict, p4info: p4info_pb2.P4Info, seconds: float, rounds: int) -> dict[str, float | None]:
-    """Switch and relay run side by side, paused in turn (SIGSTOP/SIGCONT), `rounds` windows each:
-    interleaving makes both see the same machine load; the best window of each is reported."""
+def bench_veth(
+    bmv2: dict, p4info: p4info_pb2.P4Info, seconds: float, rounds: int, kinds: list[str]
+) -> dict[str, object]:
+    """Switch and relay run side by side, paused in turn (SIGSTOP/SIGCONT), `rounds` windows each
+    per kind of traffic: interleaving makes both see the same machine load; the best window's rate
+    and the median window's CPU per packet of each are reported."""
     multi = (os.cpu_count() or 1) >= 2
     fwd_cpu = 1 if multi else None  # the sender runs on CPU 0, the forwarder on CPU 1
     with veth_topology() as names:
@@ -569,27 +635,62 @@ def bench_veth(bmv2: dict, p4info: p4info_pb2.P4Info, seconds: float, rounds: in
             )
             relay.stdout.readline()
             relay.send_signal(signal.SIGSTOP)
-            pps: dict[str, list[float]] = {k: [] for k in procs}
-            cost: dict[str, list[float]] = {k: [] for k in procs}
-            user: dict[str, list[float]] = {k: [] for k in procs}
-            offered: list[float] = []
-            for _ in range(rounds):
-                for key, proc in procs.items():
-                    proc.send_signal(signal.SIGCONT)
-                    c0, n0 = cpu_split(proc.pid), rx_packets(names["ns2"], names["h2"])
-                    rate, offer = measure(names, seconds, warmup=0.7)
-                    c1, n1 = cpu_split(proc.pid), rx_packets(names["ns2"], names["h2"])
-                    proc.send_signal(signal.SIGSTOP)
-                    pps[key].append(rate)
-                    forwarded = max(1, n1 - n0)
-                    cost[key].append((sum(c1) - sum(c0)) / forwarded * 1e6)
-                    user[key].append((c1[0] - c0[0]) / forwarded * 1e6)
-                    offered.append(offer)
+            by_kind = {}
+            for kind in kinds:
+                with tempfile.NamedTemporaryFile(suffix=".frames", delete=False) as f:
+                    f.write(b"".join(traffic_frames(kind)))
+                try:
+                    by_kind[kind] = _veth_windows(names, procs, seconds, rounds, f.name)
+                finally:
+                    os.unlink(f.name)
         finally:
             for proc in procs.values():
                 with contextlib.suppress(ProcessLookupError):
                     proc.send_signal(signal.SIGCONT)
                 stop(proc)
+    # The repeated frame's figures keep their keys; every kind of traffic is in veth_by_traffic.
+    out: dict[str, object] = {}
+    if "repeated" in by_kind:
+        out.update(by_kind["repeated"])
+    out["veth_by_traffic"] = {
+        kind: {
+            "traffic": TRAFFIC[kind],
+            "switch_cpu_us_per_pkt": r["veth_cpu_us_per_pkt"],
+            "nocache_cpu_us_per_pkt": r["nocache_veth_cpu_us_per_pkt"],
+            "relay_cpu_us_per_pkt": r["relay_cpu_us_per_pkt"],
+            "cpu_ratio": r["veth_cpu_ratio"],
+            "nocache_cpu_ratio": r["nocache_veth_cpu_ratio"],
+            "switch_user_us_per_pkt": r["veth_user_us_per_pkt"],
+            "relay_user_us_per_pkt": r["relay_user_us_per_pkt"],
+            "switch_pps": r["veth_pps"],
+            "nocache_pps": r["nocache_veth_pps"],
+            "relay_pps": r["relay_pps"],
+        }
+        for kind, r in by_kind.items()
+    }
+    return out
+
+
+def _veth_windows(
+    names: dict[str, str], procs: dict[str, subprocess.Popen], seconds: float, rounds: int, frames_file: str
+) -> dict[str, float | None]:
+    """`rounds` windows of each forwarder in turn (the others stopped) on one kind of traffic."""
+    pps: dict[str, list[float]] = {k: [] for k in procs}
+    cost: dict[str, list[float]] = {k: [] for k in procs}
+    user: dict[str, list[float]] = {k: [] for k in procs}
+    offered: list[float] = []
+    for _ in range(rounds):
+        for key, proc in procs.items():
+            proc.send_signal(signal.SIGCONT)
+            c0, n0 = cpu_split(proc.pid), rx_packets(names["ns2"], names["h2"])
+            rate, offer = measure(names, seconds, warmup=0.7, frames_file=frames_file)
+            c1, n1 = cpu_split(proc.pid), rx_packets(names["ns2"], names["h2"])
+            proc.send_signal(signal.SIGSTOP)
+            pps[key].append(rate)
+            forwarded = max(1, n1 - n0)
+            cost[key].append((sum(c1) - sum(c0)) / forwarded * 1e6)
+            user[key].append((c1[0] - c0[0]) / forwarded * 1e6)
+            offered.append(offer)
     ceiling = max(pps["relay"])
 
     def median(xs: list[float]) -> float:
@@ -625,7 +726,17 @@ def main() -> int:
         metavar="REV",
         help="also run the INC program as it was at git revision REV (repeatable)",
     )
+    ap.add_argument(
+        "--traffic",
+        action="append",
+        choices=list(TRAFFIC),
+        help="kinds of traffic for the veth and in-process batch runs (repeatable; default all: "
+        + "; ".join(f"{k}: {v}" for k, v in TRAFFIC.items())
+        + ")",
+    )
+    ap.add_argument("--no-inc", action="store_true", help="leave out the INC program's runs")
     args = ap.parse_args()
+    args.traffic = args.traffic or list(TRAFFIC)
     bmv2, p4info = compile_program()
     result: dict[str, object] = {
         "inprocess_pps": round(bench_inprocess(bmv2, args.packets)),
@@ -634,8 +745,15 @@ def main() -> int:
         "inprocess_all_miss_nocache_cpu_us_per_pkt": round(
             bench_inprocess_misses(bmv2, args.packets, False), 2
         ),
+        "inprocess_by_traffic": {
+            kind: {
+                "cache_cpu_us_per_pkt": round(bench_inprocess_misses(bmv2, args.packets, True, kind), 2),
+                "nocache_cpu_us_per_pkt": round(bench_inprocess_misses(bmv2, args.packets, False, kind), 2),
+            }
+            for kind in args.traffic
+        },
     }
-    for rev in [None, *args.inc_rev]:
+    for rev in [None, *args.inc_rev] if not args.no_inc else []:
         inc = bench_inc_inprocess(args.packets // 4, rev)
         key = "inc" if rev is None else f"inc@{rev}"
         # CPU time is the primary figure: the wall clock moves with whatever else runs on the cores
@@ -648,7 +766,7 @@ def main() -> int:
         result[f"{key}_cpu_us_by_kind"] = inc["by_kind"]
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
-        result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds))
+        result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds, args.traffic))
     else:
         result.update({"veth_pps": None, "relay_pps": None, "veth_ratio": None, "veth_cpu_ratio": None})
     result["cpus"] = os.cpu_count()
