@@ -274,7 +274,8 @@ class CodeGen:
         self._calc_done: set[str] = set()
         self.side: list[str] = []  # functions generated on demand (calculations) while inside another
         self.state_fn: dict[str, str] = {}
-        self._off_in_e = False  # in parser code: whether local _e equals P.off
+        self._off_in_e = False  # in parser code: whether local _e holds the parse offset
+        self._off_dirty = False  # ... and P.off lags behind it (written before anything reads it)
         # In a straight-line action body: header fields whose current value a local holds (see
         # forwarding_primitive); None everywhere else.
         self._fwd: dict[str, str] | None = None
@@ -1107,7 +1108,7 @@ class CodeGen:
         self.emit(0, f"def {fn}(P, H):")
         self.emit(1, "_d = P.data; _n = P.dlen")  # neither changes while a packet is parsed
         self._inline_left = MAX_INLINED_STATES
-        self._off_in_e = False
+        self._off_in_e = self._off_dirty = False
         self.gen_state_body(1, st)
         self.emit(0, "")
 
@@ -1125,15 +1126,31 @@ class CodeGen:
         st = self.parse_states.get(nxt) if nxt else None
         if st is not None and self.inline_parser and self._inline_left > 0 and ind < MAX_INLINE_INDENT:
             self._inline_left -= 1
-            known = self._off_in_e
+            known = self._off_in_e, self._off_dirty
             self.gen_state_body(ind, st)
-            self._off_in_e = known  # what follows is the other branches of the including state
+            self._off_in_e, self._off_dirty = known  # what follows is the including state's other branches
         else:
+            self.sync_off(ind)
             self.emit(ind, f"return {self.state_fn.get(nxt, 'None') if nxt else 'None'}")
+
+    def sync_off(self, ind: int) -> None:
+        """Write the parse offset the extracts kept in _e back to P.off, if it lags (before a
+        return, a raise, or an operation that reads P.off): the extracts of one parse path write it
+        once, not once per header."""
+        if self._off_dirty:
+            self.emit(ind, "P.off = _e")
+
+    def raise_perr(self, ind: int, code: Any) -> None:
+        """`raise _perr(code)` with P.off where the error happened (the payload starts there)."""
+        self.sync_off(ind)
+        self.emit(ind, f"raise _perr({code})")
 
     def parser_op(self, ind: int, op: dict) -> None:
         kind = op["op"]
         ps = op.get("parameters", [])
+        if kind != "extract" or ps[0].get("type") not in ("regular", "stack", "union_stack"):
+            self.sync_off(ind)  # the op may read P.off (lookahead, a varbit, an error's position)
+            self._off_dirty = False
         if kind not in ("extract", "set", "verify"):
             self._off_in_e = False  # the op may move P.off
         if kind == "extract":
@@ -1199,13 +1216,13 @@ class CodeGen:
             h = self.hdr(ref["value"])
             pk = self.packed.get(h.id)
             if pk is not None:  # one integer of the header's bytes (fusion.Packed)
-                self.emit(ind, "_o = _e" if self._off_in_e else "_o = P.off")
-                self.emit(ind, f"_e = _o + {pk.nbytes}")
-                self.emit(ind, "if _e > _n:")
-                self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
-                self.emit(ind, f"H[{h.id}] = [1, _fb(_d[_o:_e], 'big')]")
-                self.emit(ind, "P.off = _e")
-                self._off_in_e = True
+                if not self._off_in_e:
+                    self.emit(ind, "_e = P.off")
+                self.emit(ind, f"if _e + {pk.nbytes} > _n:")
+                self.raise_perr(ind + 1, self.err_code("PacketTooShort"))
+                self.emit(ind, f"H[{h.id}] = [1, _fb(_d[_e:_e + {pk.nbytes}], 'big')]")
+                self.emit(ind, f"_e += {pk.nbytes}")
+                self._off_in_e = self._off_dirty = True
                 return
             self._extract_into(ind, f"H[{h.id}]", h.htype, h.name)
         elif t == "stack":
@@ -1214,7 +1231,7 @@ class CodeGen:
             i = self.tmp("n")
             self.emit(ind, f"{i} = P.nx[{st.id}]")
             self.emit(ind, f"if {i} >= {len(st.header_ids)}:")
-            self.emit(ind + 1, f"raise _perr({self.err_code('StackOutOfBounds')})")
+            self.raise_perr(ind + 1, self.err_code("StackOutOfBounds"))
             self._extract_into(ind, f"H[{ids}[{i}]]", st.htype, st.name + "[]")
             self.emit(ind, f"P.nx[{st.id}] = {i} + 1")
         elif t == "union_stack":  # BMv2: the next union of the stack, one member; the others invalid
@@ -1228,7 +1245,7 @@ class CodeGen:
             i = self.tmp("n")
             self.emit(ind, f"{i} = P.nx[{us.id}]")
             self.emit(ind, f"if {i} >= {len(us.elems)}:")
-            self.emit(ind + 1, f"raise _perr({self.err_code('StackOutOfBounds')})")
+            self.raise_perr(ind + 1, self.err_code("StackOutOfBounds"))
             ht = self.prog.headers[us.elems[0][member]].htype
             self._extract_into(ind, f"H[{ids}[{i}]]", ht, f"{us.name}[].{member}")
             self.emit(ind, f"for _u in {others}[{i}]:")
@@ -1245,22 +1262,22 @@ class CodeGen:
         n = (total + pad) // 8
         fmt, groups = struct_layout([f.width for f in ht.fields] + ([pad] if pad else []))
         st = self.const(f"ST_{ht.name}".replace(".", "_").replace("$", "_"), struct.Struct(fmt))
-        # _e still holds P.off when the previous operation of this parse path was an extract
-        self.emit(ind, "_o = _e" if self._off_in_e else "_o = P.off")
-        self.emit(ind, f"_e = _o + {n}")
-        self.emit(ind, "if _e > _n:")
-        self.emit(ind + 1, f"raise _perr({self.err_code('PacketTooShort')})")
+        # _e holds the offset when the previous operation of this parse path was an extract
+        if not self._off_in_e:
+            self.emit(ind, "_e = P.off")
+        self.emit(ind, f"if _e + {n} > _n:")
+        self.raise_perr(ind + 1, self.err_code("PacketTooShort"))
         if _one_to_one(ht, groups, pad):  # every field is one struct piece: no locals needed
-            self.emit(ind, f"{target} = [1, *{st}.unpack_from(_d, _o)]")
-            self.emit(ind, "P.off = _e")
-            self._off_in_e = True
+            self.emit(ind, f"{target} = [1, *{st}.unpack_from(_d, _e)]")
+            self.emit(ind, f"_e += {n}")
+            self._off_in_e = self._off_dirty = True
             if self.trace:
                 names = [f.name for f in ht.fields]
                 self.emit(ind, f"TR('parser: extract {label} ' + _fmt_fields({names!r}, {target}))")
             return
         npieces = sum(len(g.pieces) for g in groups)
         pv = [f"_p{i}" for i in range(npieces)]
-        self.emit(ind, f"{', '.join(pv)}{',' if npieces == 1 else ''} = {st}.unpack_from(_d, _o)")
+        self.emit(ind, f"{', '.join(pv)}{',' if npieces == 1 else ''} = {st}.unpack_from(_d, _e)")
         vals: list[str] = [""] * len(ht.fields)
         k = 0
         for g in groups:
@@ -1292,8 +1309,8 @@ class CodeGen:
                     x = f"_sx({x}, {fw})"
                 vals[fi] = x
         self.emit(ind, f"{target} = [1, {', '.join(vals)}]" if vals else f"{target} = [1]")
-        self.emit(ind, "P.off = _e")
-        self._off_in_e = True
+        self.emit(ind, f"_e += {n}")
+        self._off_in_e = self._off_dirty = True
         if self.trace:
             names = [f.name for f in ht.fields]
             self.emit(ind, f"TR('parser: extract {label} ' + _fmt_fields({names!r}, {target}))")
@@ -1302,8 +1319,12 @@ class CodeGen:
         trans = st.get("transitions", [])
         keyparts = st.get("transition_key", [])
         if not trans:
+            self.sync_off(ind)
             self.emit(ind, "return None")
             return
+        if any(kp.get("type") == "lookahead" for kp in keyparts):
+            self.sync_off(ind)  # a lookahead reads from P.off
+            self._off_dirty = False
         if keyparts:
             terms = []
             total = 0
@@ -1336,7 +1357,7 @@ class CodeGen:
                 else:
                     self.emit(ind, f"if _k == {v}:")
             self.goto_state(ind + 1, nxt)
-        self.emit(ind, f"raise _perr({self.err_code('NoMatch')})")
+        self.raise_perr(ind, self.err_code("NoMatch"))
 
     def key_part(self, kp: dict) -> tuple[str, int]:
         t = kp.get("type")

@@ -76,7 +76,7 @@ def test_fused_code_matches_per_lane_code(
     doc = {"lists": lists_json, "packed": packed_json, "unpacking": lanes_json}[variant]
     fast, traced = make(doc, False), make(doc, True)
     assert "zip(" in fast._engine.comp.source and "zip(" not in traced._engine.comp.source
-    assert ("_fb(_d[_o:_e], 'big')" in fast._engine.comp.source) == (variant != "lists")
+    assert ("_fb(_d[_e:" in fast._engine.comp.source) == (variant != "lists")
     rng = random.Random(14)
     for _ in range(600):
         kind = rng.randrange(len(OPS) + 1)  # the last kind misses the table
