@@ -373,6 +373,9 @@ def run_inc(
         for run in running_tenants:
             t = run.tenant
             outs = []
+            # one board and epoch for all of a host-path tenant's workers
+            on_host_path = spec.secure and run.admission.plan is None
+            host_secure = secure_host_spec(out_dir / f"keys-t{t}", len(hosts), t) if on_host_path else None
             for rank, host in enumerate(hosts):
                 out = out_dir / f"t{t}-rank{rank}.npy"
                 outs.append(out)
@@ -391,8 +394,10 @@ def run_inc(
                     one["worker"] = run.admission.plan.worker_spec(host, spec.stall_timeout_s).model_dump()
                     if spec.secure:
                         one["secure"] = {"board": str(out_dir / f"keys-t{t}"), "workers": len(hosts)}
-                else:  # the host path: no masks (the hosts sum each other's plain values)
+                else:  # the host path: masked the same way under --secure (edge.secure.host_allreduce)
                     one.update(algorithm=HOST_ALGORITHM, peers=peers, port=run.port, timeout_s=600)
+                    if host_secure is not None:
+                        one["secure"] = host_secure
                 all_specs[f"{host}#{t}"] = one
             per_tenant[t] = (list(range(len(hosts))), outs)
         on_host = sum(r.path == HOST_PATH for r in runs)
@@ -437,7 +442,9 @@ def run_inc(
                 mine = [r for key, r in reports.items() if key.endswith(f"#{t}")]
                 on_switch = run.path == SWITCH_PATH
                 name = f"inc-t{t}" if on_switch else f"host-t{t}"
-                res = _check(name, spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=on_switch)
+                # masked on the host path, float32 and mxint8 take the INC formats' fixed point (and bound)
+                quantised = on_switch or spec.secure
+                res = _check(name, spec, spec.seed + t, ranks, mine, outs, len(hosts), quantised=quantised)
                 res.bound_s = (
                     bound
                     if on_switch
@@ -449,6 +456,7 @@ def run_inc(
                 granted_slots=adm.granted_slots,
                 admission=adm.reason,
             )
+            res.extra["masked"] = spec.secure and run.path in (SWITCH_PATH, HOST_PATH)
             res.extra["switch_cpu_s"] = switch_cpu
             res.extra["machine_cores_busy"] = busy_cores  # everyone's work, not only this run's
             res.extra["bytes"] = moved
@@ -531,6 +539,18 @@ def _launch_multi(
     return reports
 
 
+def secure_host_spec(board: Path, workers: int, tenant: int) -> dict[str, object]:
+    """The "secure" part of a host algorithm's worker specs (edge.runner), the same for all its workers:
+    where they publish their public keys, how many there are, and the tenant and a fresh random epoch the
+    pairwise seeds are bound to (a host job has no INC epoch of its own)."""
+    return {
+        "board": str(board),
+        "workers": workers,
+        "tenant": tenant,
+        "epoch": int.from_bytes(os.urandom(4), "big"),
+    }
+
+
 def run_baseline(
     running: RunningWan, spec: AllreduceSpec, algo: str, progress: Callable[[str], None]
 ) -> AlgoResult:
@@ -545,6 +565,9 @@ def run_baseline(
     ]
     out_dir = running.run_dir / "allreduce" / algo
     out_dir.mkdir(parents=True, exist_ok=True)
+    # a baseline of a secure run masks as the INC tenants do (one board and epoch for all its workers)
+    masking = secure_host_spec(out_dir / "keys", len(hosts), 0) if spec.secure else None
+    shutil.rmtree(out_dir / "keys", ignore_errors=True)  # an earlier run's public keys
     start_at = time.time() + START_DELAY_S
     specs: dict[str, dict] = {}
     outs = []
@@ -564,7 +587,12 @@ def run_baseline(
             "peers": peers,
             "timeout_s": 600,
         }
-    progress(f"{algo} allreduce: {len(hosts)} workers, {spec.elements} {spec.mode} each")
+        if masking is not None:
+            specs[f"{host}#{algo}"]["secure"] = masking
+    progress(
+        f"{algo} allreduce: {len(hosts)} workers, {spec.elements} {spec.mode} each"
+        + (", masked" if spec.secure else "")
+    )
     before = linkbytes.snapshot(fabric)
     reports = _launch_multi(running, specs, 900)
     moved = linkbytes.since(fabric, before)
@@ -576,8 +604,9 @@ def run_baseline(
         list(reports.values()),
         outs,
         len(hosts),
-        quantised=False,
+        quantised=spec.secure,  # masked: float32 and mxint8 in the INC formats' fixed point (and bound)
     )
+    res.extra["masked"] = spec.secure
     bound_of = {
         "ring": bounds.ring_bound_s,
         "ps": bounds.ps_bound_s,
