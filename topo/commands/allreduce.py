@@ -99,7 +99,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--secure",
         action="store_true",
         help="secure aggregation: every worker masks its values with pairwise masks agreed by X25519 "
-        "key exchange, which cancel in the sum, so no switch sees a worker's data (docs/obstacles.md)",
+        "key exchange, which cancel in the sum, so no switch sees a worker's data, nor, on the host path "
+        "(a tenant admission sends there, and the host baselines), any other host (docs/obstacles.md)",
     )
     p.add_argument(
         "--repeat",
