@@ -186,9 +186,10 @@ class FlowCache:
     """The store, and the code the fast path runs around it (engine.py splices it in).
 
     Entries: key -> (None, drop reason) for a drop; (egress port, prefix, offset) when the output
-    is `prefix + data[offset:]`; or (egress port, None, offset, keep, const, shift, checksums)
-    when the key leaves bits out (flowkey.py): the output's first `offset` bytes are the packet's
-    `keep` bits, the cached `const` bits and each checksum updated by its inputs' difference.
+    is `prefix + data[offset:]`; or (egress port, None, offset, flip, shift, checksums, keep,
+    const) when the key leaves bits out (flowkey.py): the output's first `offset` bytes are the
+    key integer with the pipeline's changes flipped, or, with checksums, its `keep` bits, the
+    cached `const` bits and each checksum updated by its inputs' difference.
 
     Why a dict cleared when full rather than an LRU: a hit must cost one lookup and nothing else
     (an LRU moves the entry on every hit); a working set larger than the bound misses either way.
@@ -266,8 +267,11 @@ class FlowCache:
             for m, g in c.groups:
                 s -= (x & m) << g
             sums.append((s % 0xFFFF, c.target, c.groups))
-        const = o & (self.all ^ keep ^ targets)
-        self.entries[key] = (es, None, off, keep, const, shift, tuple(sums))
+        fixed = self.all ^ keep ^ targets
+        # Every bit of the layout outside `keep` and the targets is in the key, so a packet of this
+        # key has x's bits there: flipping the ones the pipeline changed gives the output.
+        flip = (x ^ o) & fixed & ~((1 << shift) - 1)
+        self.entries[key] = (es, None, off, flip, shift, tuple(sums), keep, o & fixed)
 
     def put_drop(self, key: Any, reason: str) -> None:
         if len(self.entries) >= self.size:
@@ -278,8 +282,8 @@ class FlowCache:
     def output(c: tuple, x: int, data: bytes) -> bytes | None:
         """A masked entry's output for a packet of key integer x; None when a checksum's sum is
         0 mod 0xFFFF (a sum of 0xFFFF and one of 0 differ there: the pipeline decides)."""
-        v = (x & c[3]) | c[4]
-        for base, t, groups in c[6]:
+        v = (x & c[6]) | c[7]
+        for base, t, groups in c[5]:
             s = base
             for m, g in groups:
                 s += (x & m) << g
@@ -287,7 +291,7 @@ class FlowCache:
             if not s:
                 return None
             v |= (0xFFFF - s) << t
-        return (v >> c[5]).to_bytes(c[2], "big") + data[c[2] :]
+        return (v >> c[4]).to_bytes(c[2]) + data[c[2] :]
 
     # ------------------------------------------------------------------ the batch loop's sampler
     def begin(self, frames: Any) -> bool:
@@ -327,12 +331,15 @@ class FlowCache:
                 "            out = _c[1] + data[_c[2]:]",
                 "            return [(es, out)]",
             ]
+        # A packet shorter than `reach` is padded with zeros, and its key has its length too.
         return [
             "    if _fc_on:",
-            f"        _d = data[:{r}]",
-            "        _n = len(_d)",
-            f"        _x = FC_INT(_d if _n == {r} else _d + FC_PAD[_n:])",
-            f"        _k = (port, {length or '_n'}, _x & FC_READ)",
+            f"        if len(data) >= {r}:",
+            f"            _x = FC_INT(data[:{r}])",
+            f"            _k = (port, {length + ', ' if length else ''}_x & FC_READ)",
+            "        else:",
+            "            _x = FC_INT(data + FC_PAD[len(data):])",
+            "            _k = (port, len(data), -1, _x & FC_READ)",
             "        _c = FC_GET(_k)",
             "        if _c is not None:",
             "            _fc_hits += 1",
@@ -343,8 +350,8 @@ class FlowCache:
             "            if _c[1] is not None:",
             "                out = _c[1] + data[_c[2]:]",
             "                return [(es, out)]",
-            "            if not _c[6]:",
-            "                out = (((_x & _c[3]) | _c[4]) >> _c[5]).to_bytes(_c[2]) + data[_c[2]:]",
+            "            if not _c[5]:",
+            "                out = ((_x ^ _c[3]) >> _c[4]).to_bytes(_c[2]) + data[_c[2]:]",
             "                return [(es, out)]",
             "            out = FC_OUTPUT(_c, _x, data)",
             "            if out is not None:",

@@ -251,6 +251,7 @@ def _incremental_checksums(
             and target[0] not in meta
             and target not in candidates
             and (cond is None or _is_validity_of(cond, target[0]))
+            and not any(_signed(fields, x) for x in inputs or [])  # the sum is over raw bits
         )
         if ok:
             candidates[target] = inputs  # type: ignore[assignment]
@@ -286,6 +287,13 @@ def _incremental_checksums(
                 if x.get("type") == "header":
                     whole.add(x["value"])
     return candidates
+
+
+def _signed(fields: dict[str, list], x: dict) -> bool:
+    if x.get("type") != "field":
+        return False
+    h, f = x["value"]
+    return any(g[0] == f and len(g) > 2 and g[2] for g in fields.get(h, []))
 
 
 def _meta_reads(bmv2: dict) -> set[tuple[str, str]]:

@@ -221,6 +221,10 @@ def test_what_the_router_reads_still_decides(router: dict) -> None:
         frame()[:14] + bytes(30),  # not IPv4 at all (etherType 0): dropped
         frame(good_checksum=False),  # nothing reads checksum_error here: forwarded, checksum fixed
         frame(proto=6)[:40],  # too short for TCP: a parser error, never stored
+        frame(proto=1, payload=b""),  # 34 bytes, shorter than the key's 54: padded, its length keyed
+        frame(proto=6, sport=0, dport=0, payload=b""),  # TCP with zeros where the short ones end
+        frame(proto=6, sport=0, dport=0, payload=b"")[:34],
+        frame(proto=6, sport=0, dport=0, payload=b"")[:38],
     ]
     for _ in range(3):
         for data in cases:
