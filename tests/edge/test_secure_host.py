@@ -252,3 +252,31 @@ def test_host_lanes_wraps_sums_and_takes_maxima_and_refuses_packed_formats() -> 
 def test_an_unknown_reduction_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="op must be one of sum, max"):
         ring_allreduce(np.zeros(3, dtype=np.int32), 0, [Peer(0, "127.0.0.1")], op="min")
+
+
+def test_a_worker_that_drops_out_fails_the_masked_job_everywhere_and_nothing_hangs(tmp_path: Path) -> None:
+    """Rank 1 agrees its keys and connects, then leaves before contributing (a crashed process): its masks
+    can no longer cancel, and every other rank fails with a connection error within seconds."""
+    n = len(SITES)
+    data = inputs(n, "int32", 6000)
+    masks = agree(tmp_path, n)
+    peers = [Peer(r, "127.0.0.1") for r in range(n)]
+    with ThreadPoolExecutor(n) as pool:
+        comms = [
+            f.result(timeout=30)
+            for f in [pool.submit(HierarchicalComm, r, peers, SITES, 23900, 20) for r in range(n)]
+        ]
+
+        def one(r: int) -> np.ndarray | None:
+            with comms[r]:  # closed on the way out, as the runner's process would close them
+                if r == 1:
+                    return None
+                return host_allreduce(comms[r].allreduce, data[r], "int32", n, masks[r])
+
+        futures = [pool.submit(one, r) for r in range(n)]
+        for r, f in enumerate(futures):
+            if r == 1:
+                assert f.result(timeout=30) is None
+                continue
+            with pytest.raises(OSError):  # ConnectionError: peer closed, or a broken pipe
+                f.result(timeout=30)
