@@ -220,6 +220,9 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         summary["repeat"] = args.repeat
         summary["bit_identical"] = _identical([r for rep in incs for r in rep[:1]])
         summary["inc"]["seconds_each"] = [round(rep[0].seconds, 4) for rep in incs]  # type: ignore[index]
+        # what each repetition cost (the keys at the top are the last one's): bytes and retransmissions
+        summary["inc"]["wan_bytes_each"] = [(rep[0].extra.get("bytes") or {}).get("wan") for rep in incs]  # type: ignore[index]
+        summary["inc"]["retransmissions_each"] = [int(rep[0].stats.get("retransmissions", 0)) for rep in incs]  # type: ignore[index]
         summary["exact"] = all(r.exact for rep in incs for r in rep if r.extra.get("path") != "refused")
     summary.update(_obstacle_keys(inc, incs, args))
     inc_goodput = sum(r.goodput for r in inc)
