@@ -448,7 +448,7 @@ def run_inc(
                 res.bound_s = (
                     bound
                     if on_switch
-                    else bounds.hierarchical_bound_s(running.network.wan, fabric, hosts, 4 * spec.elements)
+                    else masked_host_bound_s(bounds.hierarchical_bound_s, running, hosts, spec)
                 )
             res.extra.update(
                 path=adm.path,
@@ -551,6 +551,27 @@ def secure_host_spec(board: Path, workers: int, tenant: int) -> dict[str, object
     }
 
 
+def masked_agreement_bytes(spec: AllreduceSpec) -> int:
+    """Bytes per worker of the agreement a masked host sum of float32 or mxint8 makes before its values
+    (edge.formats, edge.mx: a float sum cannot cancel masks, so it is fixed point under agreed exponents):
+    float32 an exponent and a special flag per 64-value block, mxint8 a scale per 32 and a flag per 64,
+    in rows of 64 lanes. 0 for the other modes, and without --secure (the hosts then add floats)."""
+    rows = -(-spec.elements // INC_LANES)
+    entries = {"float32": 2 * rows, "mxint8": 3 * rows}.get(spec.mode, 0) if spec.secure else 0
+    return 4 * INC_LANES * -(-entries // INC_LANES)
+
+
+def masked_host_bound_s(
+    bound_of: Callable[..., float], running: RunningWan, hosts: list[str], spec: AllreduceSpec
+) -> float:
+    """A host algorithm's lower bound for this run: its bound for the vector, plus, when masked float32 or
+    mxint8 first agree on exponents, its bound for that agreement (one more whole allreduce, latency too)."""
+    wan, fabric = running.network.wan, running.network.fabric
+    total = bound_of(wan, fabric, hosts, 4 * spec.elements)
+    agreement = masked_agreement_bytes(spec)
+    return total + (bound_of(wan, fabric, hosts, agreement) if agreement else 0.0)
+
+
 def run_baseline(
     running: RunningWan, spec: AllreduceSpec, algo: str, progress: Callable[[str], None]
 ) -> AlgoResult:
@@ -612,6 +633,6 @@ def run_baseline(
         "ps": bounds.ps_bound_s,
         "hierarchical": bounds.hierarchical_bound_s,
     }
-    res.bound_s = bound_of[algo](running.network.wan, fabric, hosts, 4 * spec.elements)
+    res.bound_s = masked_host_bound_s(bound_of[algo], running, hosts, spec)
     res.extra["bytes"] = moved
     return res

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from edge.mpi_launch import mpirun_command, mpirun_path, write_agent
 from topo import bounds
-from topo.allreduce_run import AlgoResult, AllreduceSpec, _check, worker_hosts
+from topo.allreduce_run import AlgoResult, AllreduceSpec, _check, masked_agreement_bytes, worker_hosts
 from topo.session import RunningWan
 
 MPI_TIMEOUT_S = 600.0
@@ -121,6 +121,13 @@ def run_mpi(running: RunningWan, spec: AllreduceSpec, progress: Callable[[str], 
     else:
         name, res.bound_s = bounds.best_host_bound_s(running.network.wan, fabric, hosts, vector_bytes)
         bound_of = f"best host bound ({name})"
+    agreement = masked_agreement_bytes(spec)  # masked float32 / mxint8: an exponent agreement first
+    if agreement:
+        res.bound_s += (
+            bounds.ring_bound_s(running.network.wan, fabric, hosts, agreement)
+            if algorithm == "ring"
+            else bounds.best_host_bound_s(running.network.wan, fabric, hosts, agreement)[1]
+        )
     res.extra = {
         "library": next((r["library"] for r in reports if "library" in r), ""),
         "algorithm": algorithm,
