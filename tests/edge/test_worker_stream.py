@@ -226,3 +226,22 @@ def test_each_call_starts_at_the_links_pace_whatever_the_last_one_ended_at() -> 
     nxt = ReduceStream(j, s.lanes, KIND_SUM, 4, s.timing, TransferStats(), lambda p: True, 1.0)
     assert control.rate_bps == 8 * 322 * 10_000 and not control.queued and control.recent == []
     assert nxt.timing.window.size == 2000  # twice the product again
+
+
+def test_repairs_in_the_tail_go_at_least_at_the_pace_the_last_new_chunk_went_at() -> None:
+    """Once everything is sent, a cut of the pace (on a tail round's few results) must not throttle the
+    repairs: they go at the pace of the last new chunk, or faster if the pace grew since."""
+    j = job(nslots=64, path_rtt_s=0.1, rate_bps=8 * 322 * 10_000)  # 10,000 frames/s
+    s, sent = stream(j, chunks=40)
+    t = 0.0
+    while s.next_index < s.total:
+        t = s.wakeup(t)
+        s.pump(t)
+    control = s.timing.control
+    assert control is not None and s.tail_rate_bps == control.rate_bps
+    control.rate_bps = control.peak_bps / 64  # a cut in the tail, to the floor
+    s.lost.extend(range(30))  # thirty chunks found lost
+    t += 0.01  # the pacer's bucket is full again
+    s.pump(t)
+    assert s.timing.pacer.rate == pytest.approx(10_000)  # not 156 a second
+    assert len(sent) - 40 == s.timing.pacer.burst  # a full burst of repairs at once
