@@ -24,7 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4kit.switch import fusion, regions
+from p4kit.switch import fusion, regions, replicas
 from p4kit.switch.errors import PipelineLoadError
 from p4kit.switch.program import HeaderInst, HeaderType, Program, TableInfo
 from p4kit.switch.state import SwitchState
@@ -135,6 +135,7 @@ _HREF = re.compile(r"(?<![\w.])H\[(\d+)\]")
 _ARG = re.compile(r"(?<![\w.])A\[(\d+)\]")  # an action argument in a generated body
 _PLAIN_FIELD = re.compile(r"^H\[\d+\]\[\d+\]$")  # a field of a header known at generation time
 _LOCAL = re.compile(r"^_[a-z]+\d+$")  # a generated local variable (forwarded value, register index)
+_IMMUTABLE = re.compile(r"^(-?\d+|A\[\d+\])$")  # a constant, or an action argument (a tuple's item)
 # header references resolved at run time (stack indices): they may alias any forwarded field
 _DYNAMIC_REF = re.compile(r'"(stack_field|header_stack|dereference_header_stack|union_stack|header_union)"')
 # primitives whose effects on header fields the forwarding follows (everything else resets it)
@@ -204,6 +205,7 @@ MAX_INLINE_INDENT = 40  # and never nested deeper than this (Python's limit is 1
 MAX_PATHS = 64  # parse paths enumerated to find the deparser's fast cases
 MAX_DEPARSE_SHAPES = 4  # header sets the deparser packs in one call
 MAX_INLINED_ACTION = 40  # lines of an action body inlined where the control calls it directly
+MAX_INLINED_TABLE_ACTIONS = 3  # actions of a table whose bodies are written where its entry runs
 
 
 def _has_cycle(states: list[dict]) -> bool:
@@ -298,6 +300,12 @@ class CodeGen:
         self._lane_block: set[tuple[str, str]] = set()
         self._lane_pre: list[str] = []
         self.action_body: dict[int, list[str]] = {}  # short straight-line bodies, for inlining
+        # csum calculations a replica can run with the multicast's memo: name -> (inputs, headers
+        # checked for validity, the slow path's spec)
+        self._csum_replica_fns: dict[str, tuple[list[dict], list[int], str | None]] = {}
+        self._memo_used = False  # whether the last csum body put terms in the memo
+        # headers a multicast replica owns (replicas.py), None when it copies every header
+        self.replica_owned: frozenset[int] | None = None if trace else replicas.replica_owned_headers(prog)
 
     # ------------------------------------------------------------------ helpers
     def emit(self, ind: int, line: str) -> None:
@@ -455,6 +463,8 @@ class CodeGen:
             return f"({r} != 0)", 1
         if op == "b2d":
             r, _ = self.expr(right)
+            if r in ("0", "1", "False", "True"):  # a constant (p4c's `bool x = false`)
+                return ("1" if r in ("1", "True") else "0"), 1
             return f"(1 if {r} else 0)", 1
         if op == "not":
             r, _ = self.expr(right)
@@ -464,6 +474,8 @@ class CodeGen:
             a, wa = self.expr(left)
             b, wb = self.expr(right)
             w = None if wa is None or wb is None else max(wa, wb)
+            if c in ("0", "1", "False", "True"):  # a constant condition (p4c's `bool x = false`)
+                return (a, wa) if c in ("1", "True") else (b, wb)
             return f"({a} if {c} else {b})", w
         if op == "two_comp_mod":
             a, _ = self.expr(left)
@@ -545,8 +557,8 @@ class CodeGen:
         else:
             value = f"({src_code}) & {_mask(w)}"
         if self._fwd is not None and ind == 1 and _PLAIN_FIELD.match(target):
-            if _LOCAL.match(value):
-                local = value
+            if _LOCAL.match(value) or _IMMUTABLE.match(value):
+                local = value  # a local, a constant or an action argument needs no local of its own
             else:
                 local = self.tmp("f")
                 self.emit(ind, f"{local} = {value}")
@@ -892,6 +904,8 @@ class CodeGen:
             self.emit(2, f"return {call}")
         if is_csum and spec is not None:
             self._emit_csum16_body(inputs)
+            if not self.trace and self.replica_owned is not None:
+                self._csum_replica_fns[fname] = (inputs, hids, spec_name if hids else None)
         else:
             lines, total, _ = self.concat(inputs)
             self.emit(1, f"_v = {lines[0]}")
@@ -906,37 +920,61 @@ class CodeGen:
             self.out[first:] = localise_headers(self.out[first:], "    ")
         self.emit(0, "")
 
-    def _emit_csum16_body(self, inputs: list[dict]) -> None:
+    def _emit_csum16_body(self, inputs: list[dict], memo: int | None = None) -> None:
         """Internet checksum without building the bit string: since 2**16 == 1 (mod 0xFFFF), the
         ones'-complement sum equals the sum of each field shifted by (its offset mod 16), mod 0xFFFF.
         A run of a header's fields whose widths are multiples of 16 shares one shift, so it is summed
-        as one slice of the header's list (`sum(h[a:b])` runs in C: 64 lanes cost one call)."""
+        as one slice of the header's list (`sum(h[a:b])` runs in C: 64 lanes cost one call).
+
+        With `memo` (a slot of the multicast's list M), the terms over headers no replica writes
+        (replicas.py) are summed once, by the first replica, and reused by the others."""
         parts, _ = self.calc_parts(inputs)  # no payload here: calculations with one take _calc_slow
         total = sum(w for _, w in parts)
         shift = total + (-total) % 16
-        terms = []
+        terms: list[tuple[str, int | None]] = []  # (code, packed header id whose residue it is)
         const = 0
         packed = {f"H[{hid}][1]": hid for hid in self.packed}
         for code, w, run in self._csum_runs(inputs, parts):
             shift -= w
             sh = shift % 16
+            pk = None
             if run is not None and run[2] - run[1] > 2:
                 code = f"sum(H[{run[0]}][{run[1]}:{run[2]}])"
             elif code.isdigit():  # a constant input (p4c's zero byte of the UDP pseudo header)
                 const += int(code) << sh
                 continue
             elif code in packed:
-                code = self._packed_residue(code, packed[code])
-            terms.append(f"({code} << {sh})" if sh else code)
+                pk = packed[code]
+            terms.append((f"({code} << {sh})" if sh else code, pk))
+        shared_ids = None if memo is None or self.replica_owned is None else self.replica_owned
+
+        def shared(code: str, pk: int | None) -> bool:
+            if shared_ids is None:
+                return False
+            ids = {int(m) for m in re.findall(r"H\[(\d+)\]", code)}
+            return bool(ids) and not (ids & shared_ids) and (pk is None or pk not in shared_ids)
+
+        inv = [t for t in terms if shared(*t)]
+        self._memo_used = bool(inv)
+        own = [t for t in terms if not shared(*t)]
+        out: list[str] = []
+        if inv:
+            self.emit(1, f"_m = M[{memo}]")
+            self.emit(1, "if _m is None:")
+            inv_codes = [self._packed_residue(c, pk, 2) if pk is not None else c for c, pk in inv]
+            self.emit(2, f"_m = M[{memo}] = {' + '.join(inv_codes + ([str(const)] if const else []))}")
+            const = 0
+            out.append("_m")
+        out = [self._packed_residue(c, pk, 1) if pk is not None else c for c, pk in own] + out
         if const:
-            terms.append(str(const))
-        self.emit(1, f"_s = {' + '.join(terms) if terms else '0'}")
+            out.append(str(const))
+        self.emit(1, f"_s = {' + '.join(out) if out else '0'}")
         self.emit(1, "_r = _s % 65535")
         self.emit(1, "if _r == 0 and _s:")
         self.emit(2, "_r = 65535")
         self.emit(1, "return 65535 - _r")
 
-    def _packed_residue(self, code: str, hid: int) -> str:
+    def _packed_residue(self, code: str, hid: int, ind: int = 1) -> str:
         """Emit the packed header's integer reduced mod 0xFFFF, for a checksum; return its local.
 
         Why: the integer has the header's thousands of bits, and `%` on it is the costliest step of a
@@ -946,12 +984,12 @@ class CodeGen:
         unreduced one would (the end-around rule at the end needs that)."""
         cache = self.const(f"PKM{hid}", [None, 0])
         v, r = self.tmp("pv"), self.tmp("pr")
-        self.emit(1, f"{v} = {code}")
-        self.emit(1, f"if {v} is {cache}[0]:")
-        self.emit(2, f"{r} = {cache}[1]")
-        self.emit(1, "else:")
-        self.emit(2, f"{r} = {v} % 65535 or (65535 if {v} else 0)")
-        self.emit(2, f"{cache}[0] = {v}; {cache}[1] = {r}")
+        self.emit(ind, f"{v} = {code}")
+        self.emit(ind, f"if {v} is {cache}[0]:")
+        self.emit(ind + 1, f"{r} = {cache}[1]")
+        self.emit(ind, "else:")
+        self.emit(ind + 1, f"{r} = {v} % 65535 or (65535 if {v} else 0)")
+        self.emit(ind + 1, f"{cache}[0] = {v}; {cache}[1] = {r}")
         return r
 
     def _csum_runs(
@@ -1405,6 +1443,8 @@ class CodeGen:
                     self._fwd, self._dirty = None, {}
             if len(self.out) == n0:
                 self.emit(1, "pass")
+                if not self.trace:
+                    self.action_body[a.id] = ["    pass"]
             else:
                 if a.id in self.unpack_in:
                     self.out[n0:] = self._unpacked_body(self.unpack_in[a.id], self.out[n0:])
@@ -2089,9 +2129,28 @@ class CodeGen:
             return
         if self.trace:
             self.emit(ind, "TR('  -> ' + _fmt_action(e.action, e.args))")
-        self.emit(ind, "e.fn(P, H, e.args)")
+        self._run_entry_action(ind, t)
         if need_next:
             self.emit(ind, "_nxt = e.nxt")
+
+    def _run_entry_action(self, ind: int, t: TableInfo) -> None:
+        """`e.fn(P, H, e.args)`, with the short bodies of the table's first actions written in
+        place (`if e.fn is A_x:`), so the usual entry costs no call."""
+        aids = [] if self.trace else [a for a in dict.fromkeys(t.action_ids) if a in self.action_body]
+        aids = aids[:MAX_INLINED_TABLE_ACTIONS]
+        if not aids:
+            self.emit(ind, "e.fn(P, H, e.args)")
+            return
+        self.emit(ind, "_a = e.fn")
+        for k, aid in enumerate(aids):
+            self.emit(ind, f"{'if' if k == 0 else 'elif'} _a is {self.action_fn[aid]}:")
+            body = self.action_body[aid]
+            if any(_ARG.search(ln) for ln in body):
+                self.emit(ind + 1, "A = e.args")
+            for ln in body:
+                self.emit(ind + 1, ln[4:])
+        self.emit(ind, "else:")
+        self.emit(ind + 1, "_a(P, H, e.args)")
 
     def gen_lookup(self, ind: int, ts: Any, tsn: str, kn: list[str]) -> None:
         if ts.kind == "exact":
@@ -2134,6 +2193,7 @@ class CodeGen:
                 verify.append((fn, target, w, cond, c.get("name", calc)))
             if c.get("update", True):
                 update.append((fn, target, w, cond, c.get("name", calc)))
+        replica_fns = self._gen_replica_csums([fn for fn, *_ in update])
         ce = self.smf["checksum_error"]
         self.emit(0, "def VERIFY_CHECKSUMS(P, H):")
         if not verify:
@@ -2161,8 +2221,39 @@ class CodeGen:
         if not self.trace:
             self.out[first:] = localise_headers(self.out[first:], "    ")
         # the body alone (no return in it), for the fast path's replicas to inline
-        self.consts["UPDATE_BODY"] = "\n".join(self.out[first:])
+        body = "\n".join(self.out[first:])
+        self.consts["UPDATE_BODY"] = body
+        if replica_fns:  # ... where a replica's calculations share what no replica changes
+            for fn in replica_fns:
+                body = re.sub(rf"\b{fn}\(P, H\)", f"{fn}_R(P, H, M)", body)
+            self.consts["UPDATE_BODY_R"] = body
         self.emit(0, "")
+
+    def _gen_replica_csums(self, fns: list[str]) -> list[str]:
+        """`{fn}_R(P, H, M)` for each csum calculation a checksum update uses: the terms over headers
+        no replica writes go into slot k of the multicast's memo M (slots 0..MAX_DEPARSE_SHAPES-1
+        are the deparser's)."""
+        done: list[str] = []
+        for fn in dict.fromkeys(fns):
+            spec = self._csum_replica_fns.get(fn)
+            if spec is None:
+                continue
+            inputs, hids, spec_name = spec
+            slot = MAX_DEPARSE_SHAPES + len(done)
+            self.emit(0, f"def {fn}_R(P, H, M):")
+            first = len(self.out)
+            if spec_name is not None:
+                self.emit(1, f"if not ({' and '.join(f'H[{h}][0]' for h in hids)}):")
+                self.emit(2, f"return _calc_slow(P, H, {spec_name})")
+            self._emit_csum16_body(inputs, memo=slot)
+            if not self._memo_used:  # every term may differ between replicas: the plain function
+                del self.out[first - 1 :]
+                continue
+            self.out[first:] = localise_headers(self.out[first:], "    ")
+            self.emit(0, "")
+            done.append(fn)
+        self.consts["REPLICA_MEMO_SLOTS"] = MAX_DEPARSE_SHAPES + len(done)
+        return done
 
     def parse_shapes(self) -> list[frozenset[int]]:
         """The sets of headers a packet has after each path through the parser, when that is
@@ -2258,24 +2349,7 @@ class CodeGen:
                     continue
                 cond = " and ".join(f"_h{h.id}[0]" if h.id in shape else f"not _h{h.id}[0]" for h in emitted)
                 self.emit(1, f"if {cond}:")
-                pieces: list[str] = []  # byte-string expressions, concatenated
-                args: list[str] = []
-                fmt = "!"
-                run_ids: list[str] = []
-                for h in [*members, None]:
-                    pk = self.packed.get(h.id) if h is not None else None
-                    if (h is None or pk is not None) and args:
-                        st = self.const("SD_" + "_".join(run_ids), struct.Struct(fmt))
-                        pieces.append(f"{st}.pack({', '.join(args)})")
-                        args, fmt, run_ids = [], "!", []
-                    if h is None:
-                        break
-                    if pk is not None:  # a packed header is its integer's bytes
-                        pieces.append(f"_h{h.id}[1].to_bytes({pk.nbytes}, 'big')")
-                        continue
-                    args += self._pack_args(2, h, f"_h{h.id}")
-                    fmt += self._header_struct(h)[1][1:]
-                    run_ids.append(str(h.id))
+                pieces = self._shape_pieces(2, members)
                 self.emit(2, f"return {' + '.join(pieces)} + P.data[P.off:]")
         self.emit(1, "_out = []")
         for h in order:
@@ -2298,6 +2372,55 @@ class CodeGen:
             self.emit(2, f"_out.append({st}.pack({', '.join(args)}))")
         self.emit(1, "_out.append(P.data[P.off:])")
         self.emit(1, "return b''.join(_out)")
+        self.emit(0, "")
+        if shapes and emitted and self.replica_owned is not None:
+            self._gen_replica_deparser(emitted, shapes[:MAX_DEPARSE_SHAPES])
+
+    def _shape_pieces(self, ind: int, members: list[HeaderInst]) -> list[str]:
+        """Byte-string expressions whose concatenation is `members` deparsed (struct.pack runs,
+        packed headers as their integer's bytes); group temporaries are emitted at `ind`."""
+        pieces: list[str] = []
+        args: list[str] = []
+        fmt = "!"
+        run_ids: list[str] = []
+        for h in [*members, None]:
+            pk = self.packed.get(h.id) if h is not None else None
+            if (h is None or pk is not None) and args:
+                st = self.const("SD_" + "_".join(run_ids), struct.Struct(fmt))
+                pieces.append(f"{st}.pack({', '.join(args)})")
+                args, fmt, run_ids = [], "!", []
+            if h is None:
+                break
+            if pk is not None:  # a packed header is its integer's bytes
+                pieces.append(f"_h{h.id}[1].to_bytes({pk.nbytes}, 'big')")
+                continue
+            args += self._pack_args(ind, h, f"_h{h.id}")
+            fmt += self._header_struct(h)[1][1:]
+            run_ids.append(str(h.id))
+        return pieces
+
+    def _gen_replica_deparser(self, emitted: list[HeaderInst], shapes: list[frozenset[int]]) -> None:
+        """DEPARSE_R(P, H, M): the deparser for the replicas of one multicast. Headers after the
+        last one a replica owns (replicas.py: egress may write it) are the same bytes for every
+        replica, and so is the payload: the first replica packs them into M[shape], the others reuse
+        them and pack only their own headers."""
+        owned = self.replica_owned or frozenset()
+        self.emit(0, "def DEPARSE_R(P, H, M):")
+        self.emit(1, "; ".join(f"_h{h.id} = H[{h.id}]" for h in emitted))
+        for si, shape in enumerate(shapes):
+            members = [h for h in emitted if h.id in shape]
+            if not members:
+                continue
+            cond = " and ".join(f"_h{h.id}[0]" if h.id in shape else f"not _h{h.id}[0]" for h in emitted)
+            cut = 1 + max((i for i, h in enumerate(members) if h.id in owned), default=-1)
+            self.emit(1, f"if {cond}:")
+            self.emit(2, f"_t = M[{si}]")
+            self.emit(2, "if _t is None:")
+            shared = self._shape_pieces(3, members[cut:])
+            self.emit(3, f"_t = M[{si}] = {' + '.join([*shared, 'P.data[P.off:]'])}")
+            own = self._shape_pieces(2, members[:cut])
+            self.emit(2, f"return {' + '.join([*own, '_t'])}")
+        self.emit(1, "return DEPARSE(P, H)")
         self.emit(0, "")
 
     def gen_learn_and_field_lists(self) -> None:

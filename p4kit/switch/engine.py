@@ -514,7 +514,11 @@ class Engine:
         # The replica's egress and checksum update are written into the loop (their bodies have no
         # return statement); the replica is P, H there, as in the bodies, and the original P0, H0.
         egress_body = ns["PIPE_BODY_egress"].split("\n") if "PIPE_BODY_egress" in ns else ["    EGRESS(P, H)"]
-        update_body = ns["UPDATE_BODY"].split("\n") if "UPDATE_BODY" in ns else ["    UPDATE(P, H)"]
+        # the headers after the last one a replica owns, and the payload, are packed once, and the
+        # checksums' terms over them summed once (the memo M)
+        replica_deparse = "DEPARSE_R" in ns and owned is not None
+        update_key = "UPDATE_BODY_R" if replica_deparse and "UPDATE_BODY_R" in ns else "UPDATE_BODY"
+        update_body = ns[update_key].split("\n") if update_key in ns else ["    UPDATE(P, H)"]
         mc = [
             "def mcast(P0, port):",
             "    H0 = P0.H",
@@ -534,6 +538,13 @@ class Engine:
             mc.append("    now = int((clock() - t0) * 1000000) & 0xFFFFFFFFFFFF")
         mc += [
             "    outs = []",
+            *(
+                [
+                    f"    M = [None] * {ns.get('REPLICA_MEMO_SLOTS', 8)}  # what the replicas share (DEPARSE_R, *_R)"
+                ]
+                if replica_deparse
+                else []
+            ),
             "    last = len(reps) - 1",
             "    for k, (rp, rid) in enumerate(reps):",
             "        if k < last:",
@@ -566,7 +577,7 @@ class Engine:
         if ns.get("HAS_UPDATE"):
             mc += ["    " + ln for ln in update_body]
         mc += [
-            "        out = DEPARSE(P, H)",
+            "        out = DEPARSE_R(P, H, M)" if replica_deparse else "        out = DEPARSE(P, H)",
             "        if rp == cpu_port and sw._packet_in_cb is not None:",
             "            packet_in(out, port)",
             "        else:",

@@ -65,7 +65,10 @@ def test_replicas_that_share_headers_equal_the_general_path(doc: dict) -> None:
     fast, general = make(doc, False), make(doc, True)
     prog = load_program(doc)
     c = prog.header_by_name["c"].id
-    assert re.search(rf"\bH0\[{c}\][,\]]", fast._engine.fast_source)  # c is shared, not copied
+    src = fast._engine.fast_source
+    assert re.search(rf"\bH0\[{c}\][,\]]", src)  # c is shared, not copied
+    # ... so the replicas pack it once (DEPARSE_R) and sum it into the checksum once (CALC.._R)
+    assert "DEPARSE_R(P, H, M)" in src and re.search(r"CALC\w+_R\(P, H, M\)", src)
     for flag, val in ((0, 5), (0, 6), (1, 5), (1, 0)):
         frame = struct.pack("!HHHBBI", 1, 0, 0, flag, 7, val) + b"tail"
         got, want = fast.process_packet(9, frame), general.process_packet(9, frame)
