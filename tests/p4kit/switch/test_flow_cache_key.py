@@ -240,3 +240,31 @@ def test_programs_the_key_cannot_prove_keep_every_byte_in_it() -> None:
         bmv2 = compile_file(src, include_dirs=[str(src.parent)]).bmv2
         key, reason = flowkey.analyse(bmv2)
         assert key is None and why in reason, reason
+
+
+# The router as an ECMP: the egress port is a hash of the whole IPv4 header, so every bit of it is
+# read, the identification too.
+ROUTER_ECMP = ROUTER.replace(
+    "struct metadata { bit<16> l4dst; }", "struct metadata { bit<16> l4dst; bit<16> ecmp; }"
+).replace(
+    "        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;\n    }",
+    "        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;\n"
+    "        hash(meta.ecmp, HashAlgorithm.crc16, (bit<16>)0, { hdr.ipv4 }, (bit<32>)4);\n"
+    "        sm.egress_spec = (bit<9>)meta.ecmp + 2;\n    }",
+)
+
+
+def test_a_hash_over_a_header_reads_all_of_it(tmp_path: Path) -> None:
+    assert ROUTER_ECMP != ROUTER and "hash(meta.ecmp" in ROUTER_ECMP
+    bmv2 = _build(tmp_path, ROUTER_ECMP)
+    key, why = flowkey.analyse(bmv2)
+    assert key is not None, why
+    ipv4 = ((1 << 160) - 1) << (8 * (key.reach - 34))
+    assert key.read & ipv4 == ipv4
+    on, off = _switches(bmv2)
+    ports = set()
+    for i in range(64):
+        out = _same(on, off, 1, frame(ident=i))
+        ports.add(out[0][0])
+    assert len(ports) > 1  # the identification moves packets between ports
+    assert on.flow_cache_entries() == 64
