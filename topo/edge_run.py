@@ -162,7 +162,7 @@ def run_schedule(
         cpu_before, t_run0 = _switch_cpu(running), time.monotonic()
         expected = predicted_total if math.isfinite(predicted_total) else 60.0
         budget = expected * 4 + stall_timeout_s * 2 + START_DELAY_S + 30
-        reports = _wait(procs, budget)
+        reports = wait_reports(procs, budget)
         after = _counters(running, index)
         cpu_switches = sum(_switch_cpu(running).values()) - sum(cpu_before.values())
         cpu_idle = idle_rate * (time.monotonic() - t_run0)
@@ -281,7 +281,9 @@ def _launch(
     return procs
 
 
-def _wait(procs: list[tuple[str, Path, object]], budget_s: float) -> dict[str, dict]:
+def wait_reports(procs: list[tuple[str, Path, object]], budget_s: float) -> dict[str, dict]:
+    """Each process's JSON report once it ends, within `budget_s` for all (a late one is killed); a
+    process that left no report gets {"error": ...} with its exit status."""
     deadline = time.monotonic() + budget_s
     reports: dict[str, dict] = {}
     for name, path, proc in procs:

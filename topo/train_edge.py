@@ -39,6 +39,7 @@ from controller.schedule.emulated import EmulatedParams, RoundPrediction, predic
 from edge.edge_float import exponent_chunks
 from edge.edge_wire import CHUNK_BYTES, LANES
 from edge.training.comms import EDGE_FEED_PORT
+from topo.edge_run import wait_reports
 from topo.session import RunningWan
 
 EDGE_TRAIN_TENANT = 1
@@ -185,21 +186,9 @@ def run_edge_training(
 
 
 def _collect(procs: list[tuple[str, Path, object]], wait_s: float) -> tuple[list[dict], list[str]]:
-    """The sites' reports once they end (they linger briefly to serve late repairs)."""
-    deadline = time.monotonic() + wait_s
-    reports, errors = [], []
-    for name, path, proc in procs:
-        try:
-            proc.wait(timeout=max(1.0, deadline - time.monotonic()))  # type: ignore[attr-defined]
-        except Exception:
-            proc.kill()  # type: ignore[attr-defined]
-            proc.wait()  # type: ignore[attr-defined]
-        rep = json.loads(path.read_text()) if path.exists() else {"error": "no report"}
-        rep["name"] = name
-        reports.append(rep)
-        if "error" in rep:
-            errors.append(f"edge site {name}: {rep['error']}")
-    return reports, errors
+    """The sites' reports once they end (they linger briefly to serve late repairs), named."""
+    reports = [{**rep, "name": name} for name, rep in wait_reports(procs, wait_s).items()]
+    return reports, [f"edge site {r['name']}: {r['error']}" for r in reports if "error" in r]
 
 
 def summarise(cycle: EdgeCycle, reports: list[dict]) -> dict[str, object]:
