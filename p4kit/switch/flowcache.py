@@ -218,6 +218,7 @@ class FlowCache:
         self.get = self.entries.get
         self.random = random.Random(seed).random
         self.skip = self.seen = self.hits = 0
+        self.errors = 0  # stores that failed (see put)
         ids = header_ids or {}
         order: list[tuple[int, str]] = []
         if self.key is not None:
@@ -232,7 +233,16 @@ class FlowCache:
 
     # ------------------------------------------------------------------ the store
     def put(self, key: Any, es: int, out: bytes, data: bytes, off: int, H: list, x: int | None) -> None:
-        """Store a unicast output of a packet whose parser stopped at `off` (x: its key integer)."""
+        """Store a unicast output of a packet whose parser stopped at `off` (x: its key integer).
+        Storing must never cost the packet its output: a failure here only leaves it uncached
+        (and is counted in `errors`)."""
+        try:
+            self._put(key, es, out, data, off, H, x)
+        except Exception:
+            self.errors += 1
+            self.entries.pop(key, None)
+
+    def _put(self, key: Any, es: int, out: bytes, data: bytes, off: int, H: list, x: int | None) -> None:
         if len(self.entries) >= self.size:
             self.entries.clear()
         kp = self.key

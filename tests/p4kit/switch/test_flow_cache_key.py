@@ -268,3 +268,12 @@ def test_a_hash_over_a_header_reads_all_of_it(tmp_path: Path) -> None:
         ports.add(out[0][0])
     assert len(ports) > 1  # the identification moves packets between ports
     assert on.flow_cache_entries() == 64
+
+
+def test_a_store_that_fails_leaves_the_packet_its_output(router: dict) -> None:
+    on, off = _switches(router)
+    fc = on._engine.flow_cache
+    fc.order = [(10_000, "ipv4")]  # a header index no packet has: every store raises
+    for i in range(20):
+        assert _same(on, off, 1, frame(ident=i))
+    assert on.flow_cache_entries() == 0 and fc.errors == 20
