@@ -187,9 +187,9 @@ class FlowCache:
 
     Entries: key -> (None, drop reason) for a drop; (egress port, prefix, offset) when the output
     is `prefix + data[offset:]`; or (egress port, None, offset, flip, shift, checksums, keep,
-    const) when the key leaves bits out (flowkey.py): the output's first `offset` bytes are the
-    key integer with the pipeline's changes flipped, or, with checksums, its `keep` bits, the
-    cached `const` bits and each checksum updated by its inputs' difference.
+    const, one) when the key leaves bits out (flowkey.py): the output's first `offset` bytes are
+    the key integer with the pipeline's changes flipped, each checksum updated by its inputs'
+    difference (`one` spells the usual single checksum out for the fast path).
 
     Why a dict cleared when full rather than an LRU: a hit must cost one lookup and nothing else
     (an LRU moves the entry on every hit); a working set larger than the bound misses either way.
@@ -281,7 +281,12 @@ class FlowCache:
         # Every bit of the layout outside `keep` and the targets is in the key, so a packet of this
         # key has x's bits there: flipping the ones the pipeline changed gives the output.
         flip = (x ^ o) & fixed & ~((1 << shift) - 1)
-        self.entries[key] = (es, None, off, flip, shift, tuple(sums), keep, o & fixed)
+        one = None  # the usual case written out in the fast path: one checksum, one shift
+        if len(sums) == 1 and len(sums[0][2]) <= 1:
+            base, t, groups = sums[0]
+            m, g = groups[0] if groups else (0, 0)
+            one = (base, t, m, g, self.all ^ (0xFFFF << t))
+        self.entries[key] = (es, None, off, flip, shift, tuple(sums), keep, o & fixed, one)
 
     def put_drop(self, key: Any, reason: str) -> None:
         if len(self.entries) >= self.size:
@@ -363,9 +368,17 @@ class FlowCache:
             "            if not _c[5]:",
             "                out = ((_x ^ _c[3]) >> _c[4]).to_bytes(_c[2]) + data[_c[2]:]",
             "                return [(es, out)]",
-            "            out = FC_OUTPUT(_c, _x, data)",
-            "            if out is not None:",
-            "                return [(es, out)]",
+            "            _cs = _c[8]",
+            "            if _cs is not None:",
+            "                _s = (_cs[0] + ((_x & _cs[2]) << _cs[3])) % 65535",
+            "                if _s:",
+            "                    _v = ((_x ^ _c[3]) & _cs[4]) | ((65535 - _s) << _cs[1])",
+            "                    out = (_v >> _c[4]).to_bytes(_c[2]) + data[_c[2]:]",
+            "                    return [(es, out)]",
+            "            else:",
+            "                out = FC_OUTPUT(_c, _x, data)",
+            "                if out is not None:",
+            "                    return [(es, out)]",
         ]
 
     def store_source(self, call: str, indent: str) -> list[str]:

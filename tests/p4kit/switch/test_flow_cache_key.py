@@ -277,3 +277,41 @@ def test_a_store_that_fails_leaves_the_packet_its_output(router: dict) -> None:
     for i in range(20):
         assert _same(on, off, 1, frame(ident=i))
     assert on.flow_cache_entries() == 0 and fc.errors == 20
+
+
+# Two checksums to update on one path: the IPv4 header's and a UDP checksum over a pseudo header and
+# the UDP header (no payload), whose inputs are mostly unread too.
+ROUTER_UDP = ROUTER.replace(
+    "            hdr.ipv4.hdrChecksum, HashAlgorithm.csum16);\n    }\n}\n\ncontrol D(",
+    "            hdr.ipv4.hdrChecksum, HashAlgorithm.csum16);\n"
+    "        update_checksum(hdr.udp.isValid(),\n"
+    "            { hdr.ipv4.srcAddr, hdr.ipv4.dstAddr, 8w0, hdr.ipv4.protocol, hdr.udp.length_,\n"
+    "              hdr.udp.srcPort, hdr.udp.dstPort },\n"
+    "            hdr.udp.checksum, HashAlgorithm.csum16);\n    }\n}\n\ncontrol D(",
+)
+
+
+def test_two_checksums_on_one_path(tmp_path: Path) -> None:
+    assert "hdr.udp.checksum, HashAlgorithm.csum16" in ROUTER_UDP
+    bmv2 = _build(tmp_path, ROUTER_UDP)
+    key, why = flowkey.analyse(bmv2)
+    assert key is not None, why
+    assert len(key.layouts[("ethernet", "ipv4", "udp")].checksums) == 2
+    on, off = _switches(bmv2)
+    rng = random.Random(11)
+    for _ in range(400):
+        data = frame(
+            ident=rng.randrange(0x10000),
+            src=0x0A010000 + rng.randrange(0x10000),
+            sport=rng.randrange(0x10000),
+            payload=bytes(12 + rng.randrange(40)),  # at least the key's 54 bytes: one entry
+        )
+        _same(on, off, 1, data)
+    assert on.flow_cache_entries() == 1
+    # Packets whose UDP sum is 0 mod 0xFFFF take the pipeline; search a few and check them all.
+    for sport in range(0x10000):
+        if off.process_packet(1, frame(sport=sport))[0][1][40:42] == b"\0\0":
+            _same(on, off, 1, frame(sport=sport))
+            break
+    else:
+        raise AssertionError("no UDP checksum of 0 found")
