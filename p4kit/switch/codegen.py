@@ -2196,6 +2196,7 @@ class CodeGen:
         replica_fns = self._gen_replica_csums([fn for fn, *_ in update])
         ce = self.smf["checksum_error"]
         self.emit(0, "def VERIFY_CHECKSUMS(P, H):")
+        first = len(self.out)
         if not verify:
             self.emit(1, "pass")
         for fn, target, w, cond, name in verify:
@@ -2207,6 +2208,9 @@ class CodeGen:
             self.emit(ind + 1, f"H[{self.sm}][{ce}] = 1")
             if self.trace:
                 self.emit(ind + 1, f"TR('verify checksum {name}: mismatch')")
+        if not self.trace:
+            self.out[first:] = localise_headers(self.out[first:], "    ")
+        self.consts["VERIFY_BODY"] = "\n".join(self.out[first:])  # for the fast path to inline
         self.emit(0, "")
         self.emit(0, "def UPDATE_CHECKSUMS(P, H):")
         first = len(self.out)

@@ -448,8 +448,8 @@ class Engine:
             "    except ParserError as exc:",
             "        sm[PE] = exc.code",
         ]
-        if ns.get("HAS_VERIFY"):
-            lines.append("    VERIFY(P, H)")
+        if ns.get("HAS_VERIFY"):  # the checksum verification inline (its body has no return)
+            lines += ns["VERIFY_BODY"].split("\n") if "VERIFY_BODY" in ns else ["    VERIFY(P, H)"]
         # The ingress control inline (its function body has no return statement).
         lines += ns["PIPE_BODY_ingress"].split("\n") if "PIPE_BODY_ingress" in ns else ["    INGRESS(P, H)"]
         lines += [
@@ -595,6 +595,7 @@ class Engine:
             "AssertionFailed": AssertionFailed,
             "drop_log": sw.drop_log,
             "Pkt": Pkt,
+            "NEW_PKT": object.__new__,
             "ParserError": ParserError,
             "nstacks": nstacks,
             "NEW": NEW,
@@ -645,7 +646,7 @@ class Engine:
             "        drop_log.clear()",
             *(fc.single_prologue if fc is not None else ()),
             "    try:",
-            *["    " + ln for ln in lines[1:]],
+            *["    " + _new_packet_inline(ln, nstacks) for ln in lines[1:]],
             "    except AssertionFailed as exc:",
             "        drop(f'{exc} (simple_switch would stop)')",
             "        return []",
@@ -1043,6 +1044,16 @@ def _returns_to_collect(body: list[str]) -> list[str]:
             out.append(f"{ind}P = None")
         out.append(f"{ind}continue")
     return out
+
+
+def _new_packet_inline(line: str, nstacks: int) -> str:
+    """The body's `P = Pkt(data, nstacks)` with Pkt.__init__ written out (a call less per packet);
+    other lines as they are."""
+    if line.strip() != "P = Pkt(data, nstacks)":
+        return line
+    lead = line[: len(line) - len(line.lstrip())]
+    nx = "; P.nx = [0] * nstacks" if nstacks else ""
+    return f"{lead}P = NEW_PKT(Pkt); P.data = data; P.off = 0; P.dlen = P.plen = len(data){nx}"
 
 
 def _noop(P: Pkt, H: list, A: tuple) -> None:

@@ -897,7 +897,10 @@ class Switch:
         if type(port) is not int:
             port = int(port)
         with self._lock:
-            return self._live_engine().process(port, data)
+            engine = self._engine  # _live_engine() written out: a call costs as much as the check
+            if engine is None:
+                raise NoPipelineError("no pipeline loaded")
+            return engine.process(port, data)
 
     def process_batch(
         self,
