@@ -25,7 +25,8 @@ Numbers (--json prints them as one line; docs/switch.md explains each and where 
   another source, every packet a miss), and `inprocess_by_traffic` the batch path's CPU per packet
   for each, with and without the cache. `inprocess_checksum_router` is the batch path's CPU per
   packet for a tutorials-style router that updates the IPv4 checksum (tests/p4kit/switch/
-  flowcache_router.p4), one flow with a changing identification, with and without the cache.
+  flowcache_router.p4), one flow with a changing identification, with and without the cache;
+  `--veth-program router` puts that router between the veths instead of the LPM program.
 Goals (issue 14): INC >= 250,000 contributions/s in-process, veth ratio >= 0.7 (read in CPU per
 packet: on a loaded machine both forwarders are held to the offered rate).
 
@@ -136,12 +137,12 @@ def traffic_frames(kind: str, count: int = DISTINCT) -> list[bytes]:
     raise ValueError(f"unknown traffic {kind!r}: one of {', '.join(TRAFFIC)}")
 
 
-def compile_program() -> tuple[dict, p4info_pb2.P4Info]:
-    """(BMv2 JSON dict, P4Info) of the basic LPM program, built by p4kit's compiler."""
+def compile_program(path: Path = PROGRAM) -> tuple[dict, p4info_pb2.P4Info]:
+    """(BMv2 JSON dict, P4Info) of a program (the basic LPM one by default), built by p4kit's compiler."""
     from p4kit.compiler.driver import compile_file
     from p4kit.compiler.p4info import build_p4info
 
-    result = compile_file(PROGRAM)
+    result = compile_file(path)
     return result.bmv2, build_p4info(result.control_plane)
 
 
@@ -551,7 +552,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def program_switch(addr: str, bmv2: dict, p4info: p4info_pb2.P4Info) -> None:
+def program_switch(addr: str, bmv2: dict, p4info: p4info_pb2.P4Info, control: str = "MyIngress") -> None:
     """Set the pipeline and route 10.0.2.0/24 to port 2, over P4Runtime as a controller would."""
     import grpc
     from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
@@ -563,8 +564,8 @@ def program_switch(addr: str, bmv2: dict, p4info: p4info_pb2.P4Info) -> None:
     req.config.p4info.CopyFrom(p4info)
     req.config.p4_device_config = json.dumps(bmv2).encode()
     stub.SetForwardingPipelineConfig(req)
-    table = next(t for t in p4info.tables if t.preamble.name == "MyIngress.ipv4_lpm")
-    action = next(a for a in p4info.actions if a.preamble.name == "MyIngress.ipv4_forward")
+    table = next(t for t in p4info.tables if t.preamble.name == f"{control}.ipv4_lpm")
+    action = next(a for a in p4info.actions if a.preamble.name == f"{control}.ipv4_forward")
     w = p4runtime_pb2.WriteRequest(device_id=0)
     te = w.updates.add(type=p4runtime_pb2.Update.INSERT).entity.table_entry
     te.table_id = table.preamble.id
@@ -615,7 +616,12 @@ def pinned(cpu: int | None, cmd: list[str]) -> list[str]:
 
 
 def bench_veth(
-    bmv2: dict, p4info: p4info_pb2.P4Info, seconds: float, rounds: int, kinds: list[str]
+    bmv2: dict,
+    p4info: p4info_pb2.P4Info,
+    seconds: float,
+    rounds: int,
+    kinds: list[str],
+    control: str = "MyIngress",
 ) -> dict[str, object]:
     """Switch and relay run side by side, paused in turn (SIGSTOP/SIGCONT), `rounds` windows each
     per kind of traffic: interleaving makes both see the same machine load; the best window's rate
@@ -651,7 +657,7 @@ def bench_veth(
                     text=True,
                 )
                 wait_port(port, switch)
-                program_switch(f"127.0.0.1:{port}", bmv2, p4info)
+                program_switch(f"127.0.0.1:{port}", bmv2, p4info, control)
                 switch.send_signal(signal.SIGSTOP)
             procs["relay"] = relay = subprocess.Popen(
                 pinned(fwd_cpu, [sys.executable, "-c", RELAY, names["s1"], names["s2"]]),
@@ -760,6 +766,13 @@ def main() -> int:
         + ")",
     )
     ap.add_argument("--no-inc", action="store_true", help="leave out the INC program's runs")
+    ap.add_argument(
+        "--veth-program",
+        choices=("lpm", "router"),
+        default="lpm",
+        help="the program between the veths: the basic LPM one (default) or the tutorials-style router "
+        "that verifies and updates the IPv4 checksum (tests/p4kit/switch/flowcache_router.p4)",
+    )
     args = ap.parse_args()
     args.traffic = args.traffic or list(TRAFFIC)
     bmv2, p4info = compile_program()
@@ -795,7 +808,11 @@ def main() -> int:
         result[f"{key}_cpu_us_by_kind"] = inc["by_kind"]
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
-        result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds, args.traffic))
+        if args.veth_program == "router":
+            result["veth_program"] = "router"
+            result.update(bench_veth(*compile_program(ROUTER), args.seconds, args.rounds, args.traffic, "I"))
+        else:
+            result.update(bench_veth(bmv2, p4info, args.seconds, args.rounds, args.traffic))
     else:
         result.update({"veth_pps": None, "relay_pps": None, "veth_ratio": None, "veth_cpu_ratio": None})
     result["cpus"] = os.cpu_count()
