@@ -10,6 +10,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from edge import formats, sparse
 from edge.protocol import FMT_INT32, INC_LANES, KIND_MAX, KIND_SUM
@@ -301,3 +303,44 @@ def test_the_runner_s_inputs_hold_their_blocks_at_scales_of_their_own() -> None:
     # the int32 sparse inputs choose the same blocks
     ints = worker_data(3, 1, x.size, "sparse", 0.05)
     np.testing.assert_array_equal(sparse.block_support(formats.int32_to_lanes(ints)), held)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    workers=st.integers(1, 7),
+    blocks=st.integers(1, 12),
+    fill=st.floats(0.0, 1.0),
+    declared=st.one_of(st.none(), st.floats(0.0, 1.0)),
+    seed=st.integers(0, 2**31),
+)
+def test_any_supports_scales_and_declared_density_stay_within_the_bound(
+    workers: int, blocks: int, fill: float, declared: float | None, seed: int
+) -> None:
+    """Whatever each worker holds (the declared density may be far from the truth: it only picks the path),
+    every element is within its bound, outside the union exactly zero, and every worker has the same bits."""
+    rng = np.random.default_rng(seed)
+    n = 64 * blocks - int(rng.integers(0, 64))
+    inputs = []
+    for _ in range(workers):
+        held = [b for b in range(blocks) if rng.random() < fill]
+        inputs.append(block_sparse(rng, n, held, lo=-60, hi=60))
+    out, _ = run(inputs, declared)
+    check(inputs, out, declared)
+    union = np.zeros(n, dtype=bool)
+    for x in inputs:
+        union |= np.repeat(sparse.float_support(formats.pad_to_lanes(x)), 64)[:n]
+    assert np.all(out[0][0][~union] == 0)
+
+
+def test_holders_at_the_top_of_their_exponent_never_overflow_int32() -> None:
+    """Every holder's block at just below 2^e, all of one sign: the worst case for the headroom, which is
+    the holders' ceil(log2 c) bits (3 for 5, 0 for 1), so the int32 sum cannot wrap."""
+    top = np.float32(np.nextafter(np.float32(2.0**10), np.float32(0)))
+    inputs = [np.zeros(64 * 3, dtype=np.float32) for _ in range(5)]
+    for x in inputs:
+        x[:64] = top  # block 0: all five hold it
+    inputs[2][64:128] = -top  # block 1: one holder
+    out, _ = run(inputs)
+    check(inputs, out)
+    assert np.all(out[0][0][:64] == np.float32(5 * float(top)))
+    assert np.all(out[0][0][64:128] == -top)
