@@ -208,6 +208,55 @@ MAX_INLINED_ACTION = 40  # lines of an action body inlined where the control cal
 MAX_INLINED_TABLE_ACTIONS = 3  # actions of a table whose bodies are written where its entry runs
 
 
+_CONST_LOCAL = re.compile(r"^\s*(_[a-z]+\d+) = (-?\d+)$")
+_CONST_RANGE = re.compile(r"^(\s*)if (-?\d+) <= (-?\d+) < (-?\d+):$")
+_CONST_BELOW = re.compile(r"^(\s*)if (-?\d+) < (-?\d+):$")
+
+
+def _fold_constants(body: list[str]) -> list[str]:
+    """An action body inlined with constant arguments, with the locals that became constants
+    replaced by their values and the bounds checks on them decided: INC's drop_as(reason) counts
+    into a constant index without `_i = 5` and `if 0 <= _i < 16:`. Only locals assigned once are
+    folded (a generated body's locals are its own), and only checks of that exact form."""
+    consts: dict[str, str] = {}
+    assigned: dict[str, int] = {}
+    for ln in body:  # every store to a local: plain, augmented, or one of several targets
+        for m in re.finditer(r"(?<![\w.])(_[a-z]+\d+)\s*(?:,|(?:[-+*/%&|^]|<<|>>|//|\*\*)?=(?!=))", ln):
+            assigned[m.group(1)] = assigned.get(m.group(1), 0) + 1
+    for ln in body:
+        m = _CONST_LOCAL.match(ln)
+        if m and assigned.get(m.group(1)) == 1:
+            consts[m.group(1)] = m.group(2)
+    if not consts:
+        return body
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, consts)) + r")(?!\w)")
+    lines = [ln for ln in body if not ((m := _CONST_LOCAL.match(ln)) and m.group(1) in consts)]
+    lines = [pattern.sub(lambda m: consts[m.group(1)], ln) for ln in lines]
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        ln = lines[k]
+        m = _CONST_RANGE.match(ln)
+        b = _CONST_BELOW.match(ln)
+        if m or b:
+            lead = (m or b).group(1)
+            holds = (
+                int(m.group(2)) <= int(m.group(3)) < int(m.group(4))
+                if m
+                else int(b.group(2)) < int(b.group(3))
+            )
+            end = k + 1
+            while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) > len(lead):
+                end += 1
+            if holds:  # the block, one level less indented
+                out += [lead + blk[len(lead) + 4 :] for blk in lines[k + 1 : end]]
+            k = end
+            continue
+        out.append(ln)
+        k += 1
+    return out or [body[0][: len(body[0]) - len(body[0].lstrip())] + "pass"]
+
+
 def _has_cycle(states: list[dict]) -> bool:
     graph = {
         st["name"]: [t.get("next_state") for t in st.get("transitions", []) if t.get("next_state")]
@@ -1936,7 +1985,7 @@ class CodeGen:
         ]
         if any(_ARG.search(ln) for ln in body):
             self.emit(ind, f"A = {args!r}")
-        for ln in body:
+        for ln in _fold_constants(body):
             self.emit(ind, ln[4:])
 
     @staticmethod
