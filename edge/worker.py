@@ -435,14 +435,19 @@ class PathTiming:
 
     def tail_timeout(self) -> float:
         """How long the last chunks wait once nothing new is left to send: the latest clean RTT and a
-        tenth (the queue they joined was measured by it, and it only drains from then on), not the
+        tenth (the queue they joined was measured by it, and it only drains from then on), at least the
+        tree's slowest path RTT and a fifth (the timeout's floor, RttEstimator.min_rto), but not the
         retransmission timeout, whose 4 rttvar a CPU-bound switch's jitter inflates to most of a second.
         A tail-loss probe (RFC 8985) in effect: a spurious one costs the switches one duplicate each,
         a late one delays the whole job, and among tenants sharing the machine it is what makes one of
         them finish long after the others."""
-        if self.rtt.srtt is None:
+        rtt = self.rtt
+        if rtt.srtt is None:
             return self.fresh_timeout()
-        return min(self.fresh_timeout(), max(self.min_repair, 1.1 * self.rtt.latest + 0.010))
+        # never below the timeout's floor (the tree's slowest path and a fifth): in a later call a near
+        # worker's results wait for the far workers, who start that call one one-way delay after it,
+        # so its RTT there is the slowest path's, not the one it measured in the first call
+        return min(self.fresh_timeout(), max(self.min_repair, rtt.min_rto, 1.1 * rtt.latest + 0.010))
 
     def repair_timeout(self, retries: int, now: float = 0.0, backlog: float = 0.0) -> float:
         """How long a chunk retransmitted `retries` times waits before it goes again.

@@ -161,3 +161,17 @@ def test_a_shared_job_starts_at_its_fair_share_and_grows_to_the_link_without_a_q
     c.restart()
     assert c.rate_bps == 12.5e6  # the next call starts at the share again
     assert RateControl(peak_bps=50e6, start_bps=80e6).rate_bps == 50e6  # a share never exceeds the link
+
+
+def test_the_tail_probe_waits_at_least_the_slowest_path_even_for_a_near_worker() -> None:
+    """A worker next to the root measures 80 ms; in a later call its results wait for the far workers,
+    who start one one-way delay later: the probe must not fire before the slowest path's RTT."""
+    job = IncJob(tenant=1, switch_ip="10.0.1.254", nslots=64, workers=6, epoch=1, path_rtt_s=0.162)
+    t = PathTiming.for_job(job)
+    for _ in range(50):
+        t.rtt.sample(0.080)
+    assert t.tail_timeout() == pytest.approx(1.2 * 0.162)  # the floor, not 1.1 x 80 ms + 10 ms
+    for _ in range(50):  # a queue: the latest RTT is 500 ms
+        t.rtt.sample(0.500)
+    assert t.tail_timeout() == pytest.approx(1.1 * 0.5 + 0.010)
+    assert t.tail_timeout() < t.fresh_timeout()
