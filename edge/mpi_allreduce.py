@@ -85,6 +85,10 @@ def run(spec: dict) -> dict:
     if comm.Get_size() != int(spec["workers"]):
         raise RuntimeError(f"mpirun started {comm.Get_size()} ranks, the run has {spec['workers']} workers")
     data = worker_data(spec["seed"], rank, spec["elements"], spec["mode"], float(spec.get("density", 0.01)))
+    if data.dtype == np.int8 and not spec.get("secure"):
+        # MPI adds int8 in int8, which wraps: the sum is taken as wide as INC and the other host
+        # baselines take it (edge/lowprec.py); masked, the INC formats widen it themselves
+        data = data.astype(np.int32)
     result = np.empty_like(data)
     k0 = time.time()
     masks = secure_masks(comm, spec["secure"]) if spec.get("secure") else None

@@ -18,8 +18,12 @@ from tests.edge.test_formats import lockstep_allreduce
 MPIRUN = shutil.which("mpirun")  # Debian's openmpi-bin, which make install installs
 
 
-@pytest.mark.parametrize("mode", ["int32", "float32"])
-def test_masked_mpi_allreduce_on_loopback(tmp_path: Path, mode: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "secure"), [("int32", True), ("float32", True), ("int8", False), ("int4", False)]
+)
+def test_masked_mpi_allreduce_on_loopback(tmp_path: Path, mode: str, secure: bool) -> None:
+    """Masked, the INC formats' results; unmasked narrow integers, their exact wide sum (MPI adds int8
+    in int8 and would wrap: the inputs go in as int32, as the other host baselines take them)."""
     assert MPIRUN is not None, "mpirun not found: make install installs openmpi-bin"
     n, elements, seed = 3, 3000, 4
     spec = {
@@ -28,7 +32,7 @@ def test_masked_mpi_allreduce_on_loopback(tmp_path: Path, mode: str) -> None:
         "seed": seed,
         "workers": n,
         "out_dir": str(tmp_path),
-        "secure": {"tenant": 0, "epoch": 99},
+        **({"secure": {"tenant": 0, "epoch": 99}} if secure else {}),
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     loopback = [
@@ -50,6 +54,12 @@ def test_masked_mpi_allreduce_on_loopback(tmp_path: Path, mode: str) -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    if not secure:
+        want = expected_sum(seed, list(range(n)), elements, mode)
+        assert np.abs(want).max() > (127 if mode == "int8" else 7)  # the sums overflow the narrow type
+        for r in range(n):
+            assert np.array_equal(np.load(tmp_path / f"rank{r}.npy").astype(np.int64), want)
+        return
     if mode == "int32":
         want = expected_sum(seed, list(range(n)), elements, mode).astype(np.int32)
     else:
