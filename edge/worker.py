@@ -318,6 +318,7 @@ class RateControl:
     recent: list[float] = field(default_factory=list)  # delivered rates of the last rounds
     hold_until: float = float("-inf")  # no second decrease before the first one shows
     cuts: int = 0  # decreases so far (reported in TransferStats)
+    best_bps: float = 0.0  # the best delivered rate of a round in this call (RateControl.restart: 0)
     lowest_bps: float = 0.0  # the lowest pace since the last restart
 
     FLOOR = 1 / 64  # the pace never falls below this fraction of the link's rate
@@ -342,6 +343,7 @@ class RateControl:
         self.round_start, self.round_min, self.delivered_bits = None, float("inf"), 0.0
         self.hold_until = float("-inf")
         self.lowest_bps = self.rate_bps
+        self.best_bps = 0.0
 
     def window(self, frame_bytes: int) -> float:
         """Packets of `frame_bytes` that may be in flight."""
@@ -362,6 +364,7 @@ class RateControl:
         if span < max(base / self.ROUNDS, 0.010) or self.round_min == float("inf"):
             return
         self.recent = [*self.recent[1 - self.ROUNDS :], self.delivered_bits / span]
+        self.best_bps = max(self.best_bps, self.recent[-1])
         self.queued = self.round_min > self.target()
         if not self.queued:
             self.rate_bps = min(self.peak_bps, self.rate_bps * self.INCREASE ** (span / base))
@@ -683,13 +686,17 @@ class ReduceStream:
                     self.tail_rate_bps = timing.control.rate_bps
 
     def _backlog(self) -> float:
-        """Seconds the chunks sent after the newest result need at the rate the results arrived at lately
-        (0: unknown): they are ahead of anything sent now. Chunks that wait for a repair are in no queue."""
+        """Seconds the chunks sent after the newest result need at the best rate the results of this call
+        arrived at (0: unknown): they are ahead of anything sent now. Chunks that wait for a repair are in
+        no queue."""
         control = self.timing.control
         if control is None or not control.recent:
             return 0.0
         ahead = max(0, self.next_index - 1 - self.highest)
-        return ahead * 8.0 * self.frame_bytes / max(control.recent)
+        # at the best rate this call's results came at, not the last rounds': in the tail those see a
+        # few repairs, and a backlog measured by them grew to seconds (a lost repair of three sites then
+        # waited 2.5 s while the machine idled)
+        return ahead * 8.0 * self.frame_bytes / max(control.best_bps, max(control.recent))
 
     def _can_send_new(self) -> bool:
         i = self.next_index

@@ -245,3 +245,16 @@ def test_repairs_in_the_tail_go_at_least_at_the_pace_the_last_new_chunk_went_at(
     s.pump(t)
     assert s.timing.pacer.rate == pytest.approx(10_000)  # not 156 a second
     assert len(sent) - 40 == s.timing.pacer.burst  # a full burst of repairs at once
+
+
+def test_the_backlog_ahead_of_a_repair_drains_at_the_best_rate_of_the_call() -> None:
+    """In the tail the last rounds see a few repairs: a backlog measured at their rate would make a lost
+    repair wait seconds; the chunks ahead drain at least as fast as the call's results ever came."""
+    j = job(nslots=64, path_rtt_s=0.1, rate_bps=8 * 322 * 10_000)
+    s, _ = stream(j, chunks=60)
+    control = s.timing.control
+    assert control is not None
+    s.next_index, s.highest = 60, 9  # everything sent, the newest result is chunk 9: 50 ahead
+    control.recent, control.best_bps = [8 * 322 * 20.0], 8 * 322 * 5_000.0  # 20/s lately, 5,000/s at best
+    assert s._backlog() == pytest.approx(50 * 8.0 * s.frame_bytes / (8 * 322 * 5_000.0))
+    assert s._backlog() < 0.02  # not 2.5 s
