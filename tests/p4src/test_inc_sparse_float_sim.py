@@ -12,11 +12,10 @@ import numpy as np
 
 from edge import formats, sparse
 from edge.protocol import INC_LANES, KIND_MAX, KIND_SUM
-from tests.p4src.inc_sim import LinkModel, SimNetwork, SimWorker, chain_fabric
+from tests.p4src import test_inc_sparse_sim as sparse_sim
+from tests.p4src.inc_sim import LinkModel, SimWorker
 
-SITES = {"S1": 2, "S2": 1, "S3": 0, "S4": 2}
-HOSTS = ["S1h1", "S1h2", "S2h1", "S4h1", "S4h2"]
-AGG = "TributaryIngress.aggregation."
+HOSTS = sparse_sim.HOSTS  # the four-switch chain of the int32 sparse simulation
 EMPTY_OUT, COMPLETED = 12, 6
 
 
@@ -28,22 +27,9 @@ def through_switches(
     seed: int = 5,
 ) -> tuple[list, list[SimWorker], dict[str, list[int]]]:
     """Each worker's (result, report), the workers, and per switch its inc_stats packet counts."""
-    net = SimNetwork(chain_fabric(SITES), model or LinkModel(loss=0.1, duplicate=0.1, jitter_s=0.05), seed)
-    net.start_switches()
-    try:
-        [plan] = net.install(tmp_path, [(1, HOSTS, 16)])
-        workers = net.lockstep_workers(plan, HOSTS)
-        out = net.lockstep(
-            workers,
-            lambda rank, reduce: sparse.sparse_float_allreduce(reduce, inputs[rank], len(HOSTS), density),
-        )
-        stats = {
-            name: [sw.counter_read(f"{AGG}inc_stats", i)[0] for i in range(16)]
-            for name, sw in net.switches.items()
-        }
-        return out, workers, stats
-    finally:
-        net.close()
+    return sparse_sim.through_switches(
+        tmp_path, inputs, density, model=model, seed=seed, allreduce=sparse.sparse_float_allreduce
+    )
 
 
 def block_sparse(rng: np.random.Generator, n: int, blocks: list[int]) -> np.ndarray:

@@ -6,6 +6,7 @@ on the host links than the dense path would send."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,10 @@ def through_switches(
     slots: int = 16,
     model: LinkModel | None = None,
     seed: int = 3,
+    allreduce: Callable[..., object] = sparse.sparse_allreduce,
 ) -> tuple[list, list[SimWorker], dict[str, list[int]]]:
-    """Each worker's (result, report), the workers, and per switch its inc_stats packet counts."""
+    """Each worker's (result, report), the workers, and per switch its inc_stats packet counts, for
+    `allreduce` (int32 sparse, or float32's sparse.sparse_float_allreduce) over the four-switch chain."""
     fabric = chain_fabric(SITES)
     net = SimNetwork(fabric, model or LinkModel(loss=0.1, duplicate=0.1, jitter_s=0.05), seed)
     net.start_switches()
@@ -38,7 +41,7 @@ def through_switches(
         workers = net.lockstep_workers(plan, HOSTS)
         out = net.lockstep(
             workers,
-            lambda rank, reduce: sparse.sparse_allreduce(reduce, inputs[rank], len(HOSTS), density),
+            lambda rank, reduce: allreduce(reduce, inputs[rank], len(HOSTS), density),
         )
         stats = {
             name: [sw.counter_read(f"{AGG}inc_stats", i)[0] for i in range(16)]
