@@ -27,6 +27,7 @@ from edge.protocol import (
     serial_distance,
     slot_of,
 )
+from tests.lockstep import run_ranks
 
 
 def lockstep_allreduce(
@@ -58,25 +59,11 @@ def lockstep_allreduce(
 
         return reduce
 
-    results: list = [None] * n
-    errors: list = []
+    def run(rank: int) -> np.ndarray:
+        reduce = reducer(rank) if wrap is None else wrap(rank, reducer(rank))
+        return formats.allreduce_with(reduce, inputs[rank], mode, n)
 
-    def run(rank: int) -> None:
-        try:
-            reduce = reducer(rank) if wrap is None else wrap(rank, reducer(rank))
-            results[rank] = formats.allreduce_with(reduce, inputs[rank], mode, n)
-        except Exception as exc:  # reported below
-            errors.append(exc)
-            barrier.abort()
-
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return results
+    return run_ranks(n, run, barrier)
 
 
 def test_int32_lanes_round_trip_and_wraparound_sum_is_exact() -> None:

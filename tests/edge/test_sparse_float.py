@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from edge import formats, sparse
 from edge.protocol import FMT_INT32, INC_LANES, KIND_MAX, KIND_SUM
+from tests.lockstep import run_ranks
 
 
 class FakeSwitches:
@@ -57,23 +58,11 @@ class FakeSwitches:
 
 def run(inputs: list[np.ndarray], density: float | None = None) -> tuple[list, FakeSwitches]:
     net = FakeSwitches(len(inputs))
-    out: list = [None] * len(inputs)
-    errors: list[BaseException] = []
-
-    def one(rank: int) -> None:
-        try:
-            out[rank] = sparse.sparse_float_allreduce(net.reducer(rank), inputs[rank], len(inputs), density)
-        except BaseException as exc:  # handed to the test
-            errors.append(exc)
-            net.barrier.abort()
-
-    threads = [threading.Thread(target=one, args=(r,)) for r in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    out = run_ranks(
+        len(inputs),
+        lambda rank: sparse.sparse_float_allreduce(net.reducer(rank), inputs[rank], len(inputs), density),
+        net.barrier,
+    )
     return out, net
 
 

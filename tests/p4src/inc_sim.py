@@ -31,6 +31,7 @@ from edge.worker import IncJob, PathTiming, ReduceStream, TransferStats
 from p4kit.switch.p4runtime_server import P4RuntimeServer
 from p4kit.switch.runtime import Switch
 from tests.inprocess import serve_switches
+from tests.lockstep import run_ranks
 from topo.pipeline import build_pipeline
 
 
@@ -290,10 +291,8 @@ class SimNetwork:
             self.run()
 
         barrier = threading.Barrier(len(workers), action=run_all)
-        out: list[object] = [None] * len(workers)
-        errors: list[BaseException] = []
 
-        def worker(rank: int) -> None:
+        def worker(rank: int) -> object:
             w = workers[rank]
 
             def reduce(
@@ -307,17 +306,6 @@ class SimNetwork:
                 barrier.wait(timeout=600)
                 return w.results[-1]
 
-            try:
-                out[rank] = fn(rank, reduce)
-            except BaseException as exc:  # handed to the test thread
-                errors.append(exc)
-                barrier.abort()
+            return fn(rank, reduce)
 
-        threads = [threading.Thread(target=worker, args=(r,)) for r in range(len(workers))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
-        return out
+        return run_ranks(len(workers), worker, barrier)
