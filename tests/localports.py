@@ -3,9 +3,14 @@ wait until a started process listens on it."""
 
 from __future__ import annotations
 
+import random
 import socket
 import subprocess
 import time
+
+# Below Linux's ephemeral range (32768-60999 by default), so no outgoing connection of another test
+# can be given one of these ports between our check and the server's bind.
+_BLOCK_RANGE = (20000, 32000)
 
 
 def free_port() -> int:
@@ -13,6 +18,28 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_port_block(n: int) -> int:
+    """The first of `n` consecutive ports, none of which anything binds right now, for servers that
+    listen on base + rank. Chosen outside the ephemeral range: the kernel's pick for one ephemeral
+    bind says nothing about its neighbours, which client sockets of earlier tests may hold."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(_BLOCK_RANGE[0], _BLOCK_RANGE[1] - n)
+        held: list[socket.socket] = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                held.append(s)
+                s.bind(("0.0.0.0", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports in {_BLOCK_RANGE}")
 
 
 def wait_listening(

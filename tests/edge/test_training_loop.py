@@ -12,7 +12,7 @@ import pytest
 from edge.ring import Peer
 from edge.training.comms import HierComm, RingComm, check_strategy
 from edge.training.loop import TrainConfig, TrainResult, train
-from tests.localports import free_port
+from tests.localports import free_port_block
 
 WORKERS = 3
 SITES = ["A", "A", "B"]  # two workers share a site: the hierarchical algorithm has a local phase
@@ -20,7 +20,7 @@ SITES = ["A", "A", "B"]  # two workers share a site: the hierarchical algorithm 
 
 def _run(strategy: str, cfg: TrainConfig) -> list[TrainResult]:
     peers = [Peer(r, "127.0.0.1") for r in range(WORKERS)]
-    port = free_port() - WORKERS  # ranks listen on port + rank
+    port = free_port_block(WORKERS)  # ranks listen on port + rank
     comms = []
 
     def one(rank: int) -> TrainResult:
