@@ -49,6 +49,16 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def _hits(quote: str, source: list[str]) -> list[int]:
+    """Lines of `source` that p4c's quote shows: the same text, or (a syntax error's quote stops at
+    the token it could not take) a line that starts with it."""
+    want = _squash(quote)
+    if not want:
+        return []
+    same = [n for n, s in enumerate(source, 1) if _squash(s) == want]
+    return same or [n for n, s in enumerate(source, 1) if _squash(s).startswith(want)]
+
+
 @dataclass
 class P4cError:
     line: int | None  # as p4c printed it (None for a message without location)
@@ -56,15 +66,16 @@ class P4cError:
     message: str
 
 
-def p4c_errors(stderr: str) -> list[P4cError]:
-    """Every error in p4c's stderr, in order (warnings and notes left out)."""
+def p4c_errors(stderr: str, warnings: bool = False) -> list[P4cError]:
+    """Every error in p4c's stderr, in order (its warnings too when `warnings`; notes left out)."""
     lines = stderr.splitlines()
     out: list[P4cError] = []
     for i, text in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         quote = "" if _P4C_LOCATED.match(nxt) or nxt.startswith(("error:", "[--W")) else nxt
         m = _P4C_LOCATED.match(text)
-        if m and m["sev"] == "error":
+        is_error = m is not None and (m["sev"] == "error" or m["msg"].startswith("syntax error"))
+        if m and (is_error or (warnings and m["sev"] == "warning")):
             out.append(P4cError(int(m["line"]), quote, m["msg"]))
         elif (b := _P4C_BARE.match(text)) and quote:
             out.append(P4cError(None, quote, b["msg"]))
@@ -77,19 +88,18 @@ def _offset(errors: list[P4cError], source: list[str]) -> int:
     for e in errors:
         if e.line is None or not e.quote.strip():
             continue
-        want = _squash(e.quote)
-        hits = [n for n, s in enumerate(source, 1) if _squash(s) == want]
+        hits = _hits(e.quote, source)
         if len(hits) == 1:
             votes[hits[0] - e.line] += 1
     return votes.most_common(1)[0][0] if votes else 0
 
 
-def expected_line(errors: list[P4cError], source: list[str]) -> int | None:
-    """The line of the stored program where p4c's first error is."""
-    offset = _offset(errors, source)
+def expected_line(errors: list[P4cError], source: list[str], located: list[P4cError]) -> int | None:
+    """The line of the stored program where p4c's first error is (`located`: every message of p4c's
+    with a line, to agree on the offset)."""
+    offset = _offset(located, source)
     for e in errors:
-        want = _squash(e.quote)
-        hits = [n for n, s in enumerate(source, 1) if want and _squash(s) == want]
+        hits = _hits(e.quote, source)
         if e.line is not None and (e.line + offset in hits or not hits):
             return e.line + offset
         if hits:
@@ -113,7 +123,7 @@ def run_one(src: Path) -> Outcome:
     ref = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
     errors = p4c_errors(ref)
     source = src.read_text(errors="replace").splitlines()
-    want = expected_line(errors, source) if errors else None
+    want = expected_line(errors, source, p4c_errors(ref, warnings=True)) if errors else None
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [str(P4C), "--target", "bmv2", "--arch", "v1model", "-o", f"{tmp}/out.json", str(src)]
         try:
