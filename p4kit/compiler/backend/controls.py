@@ -114,6 +114,9 @@ class ControlLowering:
     conditionals: list[JSON] = field(default_factory=list)
     profiles: list[JSON] = field(default_factory=list)
     builder: TableBuilder | None = None
+    # copy-outs of the sub-control applications being lowered, outermost first: an `exit` inside
+    # runs them (innermost first) before it stops, since P4 still copies out on exit
+    exit_copy_outs: list[Callable[[StmtLowering], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.builder = TableBuilder(self.ctx, self.profiles)
@@ -194,7 +197,14 @@ class ControlLowering:
         if isinstance(s, ast.ReturnStatement):
             return ret
         if isinstance(s, ast.ExitStatement):
-            return self.action_node(lambda sl: sl.emit("exit", [], s), scope, None, s, base="exit")
+            pending = list(self.exit_copy_outs)
+
+            def exit_(sl: StmtLowering) -> None:
+                for copy_out in reversed(pending):
+                    copy_out(sl)
+                sl.emit("exit", [], s)
+
+            return self.action_node(exit_, scope, None, s, base="exit")
         if isinstance(s, ast.IfStatement):
             return self.if_stmt(s, scope, nxt, ret)
         if isinstance(s, ast.SwitchStatement):
@@ -479,7 +489,22 @@ class ControlLowering:
                         sl.copy(sl.ex.loc(a), tmp, mce)
 
             nxt = self.action_node(copy_out, scope, nxt, mce)
-        cur = self.instance(decl, inner, nxt, inst.inits)
+
+            def copy_out_at_exit(sl: StmtLowering) -> None:
+                # runs inside the callee's lowering: the arguments are read in the caller's scope
+                own = sl.scope
+                sl.scope = scope
+                try:
+                    copy_out(sl)
+                finally:
+                    sl.scope = own
+
+            self.exit_copy_outs.append(copy_out_at_exit)
+        try:
+            cur = self.instance(decl, inner, nxt, inst.inits)
+        finally:
+            if slice_outs:
+                self.exit_copy_outs.pop()
         if copies:
             cur = self.action_node(lambda sl: [sl.assign(loc, e, mce) for loc, e in copies], scope, cur, mce)
         return cur
@@ -495,7 +520,12 @@ class ControlLowering:
             or (isinstance(a, ast.Member) and a.kind in ("enum_member", "error_member"))
             for a in c.args
         )
-        if not isinstance(aloc, ActionLoc) or not all_const or any(p.direction for p in decl.params):
+        if (
+            not isinstance(aloc, ActionLoc)
+            or not all_const
+            or any(p.direction for p in decl.params)
+            or self.exit_copy_outs  # inlined, so that an exit in it copies out the enclosing controls
+        ):
             return self.action_node(lambda sl: sl.call(mce), scope, nxt, mce)
         aid = lower_action(self.ctx, aloc)
         data = action_data(self.ctx, decl, list(c.args), mce)
@@ -516,6 +546,7 @@ class ControlLowering:
         `overrides` are operands already copied into temporaries (see `Snapshot`)."""
 
         def run(sl: StmtLowering) -> None:
+            sl.exit_hooks = list(self.exit_copy_outs)
             if overrides:
                 sl.overrides = overrides
             if hook is not None:

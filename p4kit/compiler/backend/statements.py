@@ -13,6 +13,7 @@ be predicated (an extern call, a header operation, `exit`) does the back end fal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,6 +166,8 @@ class StmtLowering:
     jump_depth: int = 0  # > 0 inside an `if` lowered with jumps
     overrides: dict[int, Loc] | None = None  # see ExprLowering.overrides
     loops: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (breaks, continues)
+    # copy-outs of the enclosing sub-control applications, outermost first, run by an `exit`
+    exit_hooks: list[Callable[[StmtLowering], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.frames.append(Frame())
@@ -238,6 +241,8 @@ class StmtLowering:
         elif isinstance(s, ast.ExitStatement):
             for f in reversed(self.frames):  # exit still copies out, innermost call first
                 self.copy_back(f, s)
+            for hook in reversed(self.exit_hooks):  # then the enclosing controls' arguments
+                hook(self)
             self.emit("exit", [], s)
             if self.jump_depth:
                 self.frames[0].returns.append(self.emit("_jump", [V.hexstr(0)], s))
