@@ -55,6 +55,13 @@ class CallsMixin(CheckerState):
                 e.call = info
                 if fn.name == "static_assert" and isinstance(fn, ast.ExternFunctionDecl):
                     self.static_assert(info, e)
+                if (
+                    fn.name == "verify"
+                    and isinstance(fn, ast.ExternFunctionDecl)
+                    and not self.in_parser
+                    and scope.enclosing("control") is not None
+                ):
+                    raise _err("verify: may only be invoked in parsers", e)
                 return self.subst(fn.type.ret, info.type_bindings)
             self.expr(m, scope)
             raise _err(f"'{m.name}' is not a function or action and cannot be called", m)

@@ -137,6 +137,12 @@ class DeclsMixin(CheckerState):
         for m in d.methods:
             if m.is_constructor and m.name != d.name:
                 raise _err(f"constructor name {m.name} differs from extern {d.name}", m)
+            if not m.is_constructor and m.name == d.name:
+                raise _err(f"{m.name}: a constructor cannot have a return type", m)
+            if m.is_constructor and m.type_params:
+                raise _err(
+                    f"{m.name}: a constructor cannot have type parameters (the extern's own are in scope)", m
+                )
             ms = self.generic_scope(es, m.type_params, m)
             ret = _VOID if m.return_type is None else self.resolve(m.return_type, ms)
             m.type = T.FunctionType(m.name, self.params(m.params, ms), list(m.type_params), m, ret)
@@ -251,6 +257,7 @@ class DeclsMixin(CheckerState):
 
     def parser_decl(self, d: ast.ParserDecl, scope: Scope) -> None:
         self.keep_generic(d, scope)
+        distinct_parameter_names(d)
         gs = self.generic_scope(scope, d.type_params, d)
         params = self.params(d.params, gs)
         ctor = self.params(d.ctor_params, gs)
@@ -358,6 +365,7 @@ class DeclsMixin(CheckerState):
 
     def control_decl(self, d: ast.ControlDecl, scope: Scope) -> None:
         self.keep_generic(d, scope)
+        distinct_parameter_names(d)
         gs = self.generic_scope(scope, d.type_params, d)
         params = self.params(d.params, gs)
         ctor = self.params(d.ctor_params, gs)
@@ -605,6 +613,20 @@ class DeclsMixin(CheckerState):
         assert p.type is not None
         optional = ast.find_annotation(p.annotations, "optional") is not None
         return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)
+
+
+def distinct_parameter_names(d: ast.ParserDecl | ast.ControlDecl) -> None:
+    """A parser's or control's type parameters, parameters and constructor parameters are one name
+    space (p4c: "Duplicated parameter name"): `control C<p>(inout bit<32> p)` is an error."""
+    seen: dict[str, Any] = {name: d for name in d.type_params}
+    for p in [*d.params, *d.ctor_params]:
+        first = seen.get(p.name)
+        if first is not None:
+            # at the first of the two, as p4c reports it (a type parameter: at the declaration)
+            line = f" (again on line {p.loc.line})" if p.loc is not None else ""
+            what = "a type parameter and a parameter" if first is d else "two parameters"
+            raise _err(f"duplicated parameter name '{p.name}': {what} of {d.name}{line}", first)
+        seen[p.name] = p
 
 
 def _fixed_width_struct(t: T.StructType) -> bool:

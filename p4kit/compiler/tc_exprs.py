@@ -453,6 +453,8 @@ class ExprsMixin(CheckerState):
             return t
         lt = self.expr(e.left, scope, expected if op in _ARITH else None)
         rt = self.expr(e.right, scope, expected if op in _ARITH else lt)
+        if op in ("/", "%"):
+            check_division(op, e, lt, rt)
         t = self.unify_operands(e.left, lt, e.right, rt, op, e)
         u = T.unwrap(t)
         if isinstance(u, T.SerEnumType) and op not in _EQUALITY:
@@ -602,3 +604,26 @@ class ExprsMixin(CheckerState):
         t = self.resolve(e.type_ref, scope)
         inst, e.ctor = self.construct(t, e.args, e.type_ref, scope, e)
         return inst
+
+
+def check_division(op: str, e: ast.BinaryOp, lt: T.Type, rt: T.Type) -> None:
+    """p4c's rules for `/` and `%`, checked before an integer literal takes its operand's width (so
+    that the `-1` of `a / -1` is still negative): no signed operands and no negative numbers, whose
+    quotient P4 leaves undefined, and no division by a constant zero."""
+    name = "division" if op == "/" else "modulo"
+    sides = ((e.left, lt), (e.right, rt))
+    for _, st in sides:
+        u = T.unwrap(st)
+        if isinstance(u, T.SerEnumType):
+            u = u.underlying
+        if isinstance(u, T.BitsType) and u.signed:
+            raise _err(
+                f"'{op}': cannot operate on signed values ({st}): {name} is defined for bit<W> only", e
+            )
+    for side, st in sides:
+        v = side.const_value
+        if isinstance(T.unwrap(st), T.IntType) and isinstance(v, int) and not isinstance(v, bool) and v < 0:
+            raise _err(f"'{op}': {name} is not defined for negative numbers", e)
+    v = e.right.const_value
+    if isinstance(v, int) and not isinstance(v, bool) and v == 0:
+        raise _err(f"'{op}': {name} by zero", e)

@@ -143,6 +143,10 @@ class StmtsMixin(CheckerState):
         for i, c in enumerate(st.cases):
             if c.body is None and i == len(st.cases) - 1:
                 raise _err("the last switch label needs a block (fall-through to nothing)", c)
+            if default_seen and not isinstance(c.label, ast.DefaultExpression):
+                label = c.label.name if isinstance(c.label, ast.PathExpression) else "a label"
+                line = f" (line {c.loc.line})" if c.loc is not None else ""
+                raise _err(f"switch label {label}{line} follows the 'default' label, which must be last", st)
             if isinstance(c.label, ast.DefaultExpression):
                 if default_seen:
                     raise _err("switch has two default labels", c)

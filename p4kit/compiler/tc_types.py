@@ -196,6 +196,10 @@ class TypesMixin(CheckerState):
             t = self.resolve(p.type_ref, scope)
             p.type = t
             if p.default is not None:
+                if p.direction in ("out", "inout"):
+                    raise _err(f"{p.name}: {p.direction} parameters cannot have default values", p)
+                if ast.find_annotation(p.annotations, "optional") is not None:
+                    raise _err(f"{p.name}: optional parameters cannot have default values", p)
                 self.expr(p.default, scope, t)
                 self.coerce(p.default, t, "default value")
             optional = ast.find_annotation(p.annotations, "optional") is not None

@@ -1,0 +1,49 @@
+// expect-error: 35 follows the 'default' label
+// The default label of a switch must come last: a label after it could never be reached.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    int<8>  s;
+    bit<16> w;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; int<8> y; }
+
+parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action fwd() { sm.egress_spec = 1; }
+    action drop() { mark_to_drop(sm); }
+    table t {
+        key = { hdr.h.a : exact; }
+        actions = { fwd; drop; }
+        default_action = drop;
+    }
+    apply {
+        switch (t.apply().action_run) {
+            default: { hdr.h.b = 1; }
+            fwd: { hdr.h.b = 2; }
+        }
+    }
+}
+
+control MyEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyDeparser(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.h); }
+}
+
+V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), MyDeparser()) main;
