@@ -488,6 +488,13 @@ class DeclsMixin(CheckerState):
             u = T.unwrap(kt)
             if not isinstance(u, (T.BitsType, T.BoolType, T.SerEnumType, T.ErrorType, T.EnumType, T.IntType)):
                 raise _err(f"a table key cannot have type {kt}", k.expr)
+            unnamed = None if ast.find_annotation(k.annotations, "name") else unnameable_key_part(k.expr)
+            if unnamed is not None:
+                raise _err(
+                    "complex key expression requires a @name annotation (the control plane names a key "
+                    "after its expression: fields, stack elements, slices, '&' masks and isValid() only)",
+                    unnamed,
+                )
             key_types.append(kt)
         for ref in d.actions:
             self.action_ref(ref, scope, "list")
@@ -613,6 +620,36 @@ class DeclsMixin(CheckerState):
         assert p.type is not None
         optional = ast.find_annotation(p.annotations, "optional") is not None
         return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)
+
+
+def unnameable_key_part(e: ast.Expression) -> ast.Expression | None:
+    """The innermost part of a key expression that the control plane cannot name (p4c's
+    KeyNameGenerator), or None: names exist for paths, members, constant or named stack indices,
+    slices, `&` of named parts and `isValid()`; constants are their own names."""
+    if e.const_value is not None and not isinstance(e, ast.PathExpression):
+        return None
+    if isinstance(e, ast.PathExpression):
+        return None
+    if isinstance(e, ast.Member):
+        return unnameable_key_part(e.expr)
+    if isinstance(e, ast.ArrayIndex):
+        return unnameable_key_part(e.expr) or unnameable_key_part(e.index)
+    if isinstance(e, ast.Slice):
+        return unnameable_key_part(e.expr)
+    if isinstance(e, ast.BinaryOp) and e.op == "&":
+        return unnameable_key_part(e.left) or unnameable_key_part(e.right)
+    if isinstance(e, ast.MethodCallExpression):
+        m = e.method
+        if isinstance(m, ast.Member) and m.member == "isValid" and not e.args:
+            return unnameable_key_part(m.expr)
+        inner = unnameable_key_part(m.expr) if isinstance(m, ast.Member) else None
+        return inner or e
+    parts = [x for x in vars(e).values() if isinstance(x, ast.Expression)]
+    for p in parts:
+        inner = unnameable_key_part(p)
+        if inner is not None:
+            return inner
+    return e
 
 
 def distinct_parameter_names(d: ast.ParserDecl | ast.ControlDecl) -> None:
