@@ -94,8 +94,8 @@ def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) 
     The bound is the busiest link's bytes at its rate (`link_s`) plus the slowest tree RTT (`rtt_s`).
     Beside it: the CPU the switches and the workers used over the run, and `cpu_floor_s`, the least
     time the machine's cores needed for that work even if they did nothing else; the retransmissions,
-    by what set them off (a later result showing the hole, a timeout of a chunk sent once, a lost
-    repair); and the RTTs the workers measured (a smoothed RTT well above the base is a queue)."""
+    by what set them off (a later result showing the hole, a timeout of a chunk sent once, a tail-loss
+    probe, a lost repair); and the RTTs the workers measured (a smoothed RTT well above the base is a queue)."""
     cores = cores or os.cpu_count() or 1
     stats = inc.stats
     switch_cpu = inc.extra.get("switch_cpu_s", {})
@@ -105,6 +105,7 @@ def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) 
     floor = (sw + workers) / cores
     resent = int(stats.get("retransmissions", 0))
     early, repeats = int(stats.get("early_retransmissions", 0)), int(stats.get("repeat_retransmissions", 0))
+    probes = int(stats.get("tail_probes", 0))
     return {
         "seconds": round(inc.seconds, 3),
         "bound_s": round(inc.bound_s, 3),
@@ -121,7 +122,8 @@ def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) 
         "retransmissions": {
             "total": resent,
             "by_order": early,
-            "by_timeout": max(0, resent - early - repeats),
+            "by_timeout": max(0, resent - early - repeats - probes),
+            "tail_probes": probes,
             "lost_repairs": repeats,
             "share": round(resent / stats["packets_sent"], 3) if stats.get("packets_sent") else None,
         },

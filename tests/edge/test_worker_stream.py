@@ -151,16 +151,48 @@ def test_a_hole_in_the_results_is_repaired_at_once() -> None:
     assert [IncHeader.unpack(p).chunk for p in sent[12:]] == [2]
     assert s.stats.early_retransmissions == 1
     assert s.timing.rtt.srtt == pytest.approx(0.2, abs=0.011)
+    # the tail: everything is sent. The newest chunk still waiting (11) is overdue the tail timeout (the
+    # latest RTT and a tenth plus 10 ms: 0.241 s) after its sending; once the results have paused for the
+    # quiet gap (a quarter of the RTT: 0.05 s after 0.21) it goes again alone, a tail-loss probe
+    tail, gap = s.timing.tail_timeout(), s.timing.quiet_gap()
+    assert tail == pytest.approx(1.1 * 0.21 + 0.010) and tail < s.timing.fresh_timeout()
+    assert gap == pytest.approx(0.05, abs=0.003)
+    assert s.wakeup(0.22) == pytest.approx(0.21 + gap)
+    s.pump(0.21 + gap - 0.005)
+    assert len(sent) == 13
+    s.pump(0.21 + gap + 0.005)
+    assert [IncHeader.unpack(p).chunk for p in sent[13:]] == [11]
+    assert s.stats.tail_probes == 1
+    s.pump(0.40)
+    assert len(sent) == 14  # one probe per pause: no result advanced the order since
     assert s.receive(result(j, 2), SWITCH, 0.43)  # the repair: after a later result, so no RTT sample
     assert s.timing.rtt.latest == pytest.approx(0.21)
-    # the tail: everything is sent, and nothing advanced the order for the latest RTT and a tenth plus
-    # 10 ms (0.241 s from 0.21): the last chunks go again (a tail-loss probe), long before the RTO
-    tail = s.timing.tail_timeout()
-    assert tail == pytest.approx(1.1 * 0.21 + 0.010) and tail < s.timing.fresh_timeout()
+    # nothing advanced the order for the tail timeout: the other last chunks go again, long before the RTO
     s.pump(0.21 + tail - 0.005)
-    assert len(sent) == 13
+    assert len(sent) == 14
     s.pump(0.21 + tail + 0.005)
-    assert [IncHeader.unpack(p).chunk for p in sent[13:]] == [6, 7, 8, 9, 10, 11]
+    assert [IncHeader.unpack(p).chunk for p in sent[14:]] == [6, 7, 8, 9, 10]
+
+
+def test_a_tail_probe_s_result_shows_the_older_holes() -> None:
+    """The probe is the newest chunk: when its result comes, every older chunk still waiting (beyond
+    REORDER) is lost by the order and goes again at once, without waiting a tail timeout from that
+    result, which in a queue that drains late comes long after the chunks' sending."""
+    j = job(nslots=16, rto_s=1.0, path_rtt_s=0.2)
+    s, sent = stream(j, chunks=8)
+    s.pump(0.0)
+    for c in range(4):  # the first four came back after 0.6 s (a queue); 4 to 7 are lost
+        assert s.receive(result(j, c), SWITCH, 0.6)
+    tail = s.timing.tail_timeout()
+    assert tail == pytest.approx(1.1 * 0.6 + 0.010)
+    assert s.timing.quiet_gap() == pytest.approx(0.05)
+    assert s.wakeup(0.6) == pytest.approx(tail)  # 0.67 after the sending, later than 0.6 + 0.05
+    s.pump(tail + 0.001)
+    assert [IncHeader.unpack(p).chunk for p in sent[8:]] == [7]
+    assert s.receive(result(j, 7), SWITCH, tail + 0.2)  # the probe's result: 4, 5 and 6 are lost
+    s.pump(tail + 0.2)
+    assert [IncHeader.unpack(p).chunk for p in sent[9:]] == [4, 5, 6]  # REORDER does not spare 5 and 6
+    assert s.stats.tail_probes == 1 and s.stats.early_retransmissions == 3
 
 
 def test_a_stream_that_knows_its_rate_is_paced() -> None:

@@ -14,6 +14,7 @@ def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions(
         "retransmissions": 1_800,
         "early_retransmissions": 1_400,
         "repeat_retransmissions": 300,
+        "tail_probes": 20,
         "max_srtt_ms": 430.0,
         "max_base_rtt_ms": 170.0,
     }
@@ -29,7 +30,8 @@ def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions(
     assert out["retransmissions"] == {
         "total": 1800,
         "by_order": 1400,
-        "by_timeout": 100,
+        "by_timeout": 80,
+        "tail_probes": 20,
         "lost_repairs": 300,
         "share": 0.069,
     }
