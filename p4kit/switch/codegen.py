@@ -52,10 +52,17 @@ class AssertionFailed(Exception):
     Also raised for a header stack index out of bounds in a control (BMv2 fails there too)."""
 
 
+class StackIndexOutOfRange(AssertionFailed):
+    """A header stack index computed at run time is out of range. A primitive that meets one does
+    nothing (p4c's HSIndexSimplifier turns `hs[i]... = e` into one statement per index under
+    `if (i == k)`, so no statement runs when `i` is out of range); elsewhere (a condition, a key)
+    the packet is dropped with this reason."""
+
+
 def stack_at(ids: tuple[int, ...], idx: int) -> int:
     if 0 <= idx < len(ids):
         return ids[idx]
-    raise AssertionFailed(f"header stack index {idx} out of bounds (size {len(ids)})")
+    raise StackIndexOutOfRange(f"header stack index {idx} out of bounds (size {len(ids)})")
 
 
 def sign_extend(v: int, w: int) -> int:
@@ -665,7 +672,20 @@ class CodeGen:
         return i
 
     # ------------------------------------------------------------------ primitives
-    def primitive(self, ind: int, p: dict) -> None:
+    def primitive(self, ind: int, p: dict, oob_noop: bool = True) -> None:
+        """One primitive's code; with `oob_noop`, one that indexes a header stack at run time is
+        skipped when the index is out of range (see StackIndexOutOfRange)."""
+        start = len(self.out)
+        self._primitive(ind + 1, p)
+        body = self.out[start:]
+        if oob_noop and any("_stack_at(" in line for line in body):
+            self.out.insert(start, "    " * ind + "try:")
+            self.emit(ind, "except StackIndexOutOfRange:")
+            self.emit(ind + 1, "pass")
+        else:
+            self.out[start:] = [line[4:] for line in body]
+
+    def _primitive(self, ind: int, p: dict) -> None:
         op = p["op"]
         ps = p.get("parameters", [])
         if op in ("assign", "modify_field"):
@@ -1293,7 +1313,7 @@ class CodeGen:
             self.emit(ind, f"P.off += {b} >> 3")
         elif kind == "primitive":
             for p in ps:
-                self.primitive(ind, p)
+                self.primitive(ind, p, oob_noop=False)
         else:
             raise PipelineLoadError(f"unsupported parser operation '{kind}'")
 
@@ -2529,6 +2549,7 @@ def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dic
     ns["HF"] = state.hash_fns
     ns["ExitControl"] = ExitControl
     ns["AssertionFailed"] = AssertionFailed
+    ns["StackIndexOutOfRange"] = StackIndexOutOfRange
     ns["_stack_at"] = stack_at
     code = compile(src, f"<p4kit pipeline {prog.json.get('program', '')}>", "exec")
     exec(code, ns)
