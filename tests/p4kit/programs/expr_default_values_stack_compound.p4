@@ -75,7 +75,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadat
             hdr.s[1].v |= 0xF0;
             hdr.s[2].v -= 2;
             hdr.s[hdr.h.i].v ^= 0xFF;                               // run-time index
-            hdr.s.last.v += 0x10;
+            hdr.s[2].v += 0x10;                                     // the last one extracted
         }
     }
 }
