@@ -145,7 +145,7 @@ class DeclsMixin(CheckerState):
                 )
             ms = self.generic_scope(es, m.type_params, m)
             ret = _VOID if m.return_type is None else self.resolve(m.return_type, ms)
-            m.type = T.FunctionType(m.name, self.params(m.params, ms), list(m.type_params), m, ret)
+            m.type = T.FunctionType(m.name, self.params(m.params, ms, "method"), list(m.type_params), m, ret)
             key = (m.name + ("#ctor" if m.is_constructor else ""), len(m.params))
             if key in seen and not m.is_abstract:
                 pass  # same arity overloads are distinguished by parameter names, as p4c does
@@ -157,7 +157,7 @@ class DeclsMixin(CheckerState):
     def function_decl(self, d: ast.FunctionDecl, scope: Scope) -> None:
         fs = self.generic_scope(scope, d.type_params, d)
         ret = self.resolve(d.return_type, fs)
-        d.type = T.FunctionType(d.name, self.params(d.params, fs), list(d.type_params), d, ret)
+        d.type = T.FunctionType(d.name, self.params(d.params, fs, "function"), list(d.type_params), d, ret)
         scope.declare(d.name, d, d.loc)
         body_scope = Scope(fs, "function", d)
         for p in d.params:
@@ -188,7 +188,7 @@ class DeclsMixin(CheckerState):
         return False
 
     def action_decl(self, d: ast.ActionDecl, scope: Scope) -> None:
-        params = self.params(d.params, scope)
+        params = self.params(d.params, scope, "action")
         seen_dirless = False
         for p in d.params:
             if not p.direction:
@@ -259,8 +259,8 @@ class DeclsMixin(CheckerState):
         self.keep_generic(d, scope)
         distinct_parameter_names(d)
         gs = self.generic_scope(scope, d.type_params, d)
-        params = self.params(d.params, gs)
-        ctor = self.params(d.ctor_params, gs)
+        params = self.params(d.params, gs, "parser")
+        ctor = self.params(d.ctor_params, gs, "ctor")
         d.type = T.ParserType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
         self.generic_body(d, lambda: self.parser_body(d, gs))
@@ -367,8 +367,8 @@ class DeclsMixin(CheckerState):
         self.keep_generic(d, scope)
         distinct_parameter_names(d)
         gs = self.generic_scope(scope, d.type_params, d)
-        params = self.params(d.params, gs)
-        ctor = self.params(d.ctor_params, gs)
+        params = self.params(d.params, gs, "control")
+        ctor = self.params(d.ctor_params, gs, "ctor")
         d.type = T.ControlType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
         self.generic_body(d, lambda: self.control_body(d, gs))

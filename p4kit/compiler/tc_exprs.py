@@ -177,8 +177,9 @@ class ExprsMixin(CheckerState):
         if isinstance(u, T.HeaderStackType):
             e.kind = "stack_elem_prop"
             if m in ("next", "last"):
-                if m == "next" and not self.in_parser:
-                    raise _err("'next' of a header stack can only be used in a parser", e)
+                if scope.enclosing("control") is not None:
+                    # p4c: inside a control (its actions too); functions and parsers may use them
+                    raise _err(f"'{m}' of a header stack can only be used in a parser (not in a control)", e)
                 return u.elem
             if m == "lastIndex":
                 return _BIT32

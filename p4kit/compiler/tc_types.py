@@ -186,7 +186,9 @@ class TypesMixin(CheckerState):
             return type(t)(t.name, params, tparams, t.decl)
         return t
 
-    def params(self, params: list[ast.Parameter], scope: Scope) -> list[T.ParamInfo]:
+    def params(self, params: list[ast.Parameter], scope: Scope, owner: str = "") -> list[T.ParamInfo]:
+        """Check and type a parameter list; `owner` says whose it is ("action", "parser", "control",
+        "function", "method", "ctor", "package") for the rules that depend on it."""
         out = []
         seen: set[str] = set()
         for p in params:
@@ -195,6 +197,7 @@ class TypesMixin(CheckerState):
             seen.add(p.name)
             t = self.resolve(p.type_ref, scope)
             p.type = t
+            check_param_type(p, t, owner)
             if p.default is not None:
                 if p.direction in ("out", "inout"):
                     raise _err(f"{p.name}: {p.direction} parameters cannot have default values", p)
@@ -205,3 +208,25 @@ class TypesMixin(CheckerState):
             optional = ast.find_annotation(p.annotations, "optional") is not None
             out.append(T.ParamInfo(p.name, p.direction, t, p.default is not None, optional, p))
         return out
+
+
+def check_param_type(p: ast.Parameter, t: T.Type, owner: str) -> None:
+    """The types a parameter may have where it is declared (p4c's rules): strings are compile-time
+    data without a direction, actions take no extern objects, and parsers, controls and packages
+    are passed to constructors and packages only, never as run-time arguments."""
+    u = T.unwrap(t)
+    if isinstance(u, T.StringType) and p.direction:
+        raise _err(f"{p.name}: a parameter with type string cannot have a direction", p)
+    if owner == "action" and isinstance(u, T.ExternType):
+        raise _err(f"{p.name}: action parameters cannot have extern types ({t})", p)
+    if owner in ("parser", "control", "function", "action") and isinstance(
+        u, (T.ParserType, T.ControlType, T.PackageType)
+    ):
+        kind = (
+            "parser"
+            if isinstance(u, T.ParserType)
+            else "control"
+            if isinstance(u, T.ControlType)
+            else "package"
+        )
+        raise _err(f"{p.name}: parameter cannot have type {kind} {u.name}", p)

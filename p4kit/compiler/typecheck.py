@@ -69,7 +69,7 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
         elif isinstance(d, ast.ExternFunctionDecl):
             fs = self.generic_scope(scope, d.type_params, d)
             ret = self.resolve(d.return_type, fs)
-            d.type = T.FunctionType(d.name, self.params(d.params, fs), list(d.type_params), d, ret)
+            d.type = T.FunctionType(d.name, self.params(d.params, fs, "method"), list(d.type_params), d, ret)
             scope.declare(d.name, d, d.loc)
         elif isinstance(d, ast.FunctionDecl):
             self.function_decl(d, scope)
@@ -77,15 +77,15 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
             self.action_decl(d, scope)
         elif isinstance(d, ast.ParserTypeDecl):
             ps = self.generic_scope(scope, d.type_params, d)
-            d.type = T.ParserType(d.name, self.params(d.params, ps), list(d.type_params), d)
+            d.type = T.ParserType(d.name, self.params(d.params, ps, "parser"), list(d.type_params), d)
             scope.declare(d.name, d, d.loc)
         elif isinstance(d, ast.ControlTypeDecl):
             cs = self.generic_scope(scope, d.type_params, d)
-            d.type = T.ControlType(d.name, self.params(d.params, cs), list(d.type_params), d)
+            d.type = T.ControlType(d.name, self.params(d.params, cs, "control"), list(d.type_params), d)
             scope.declare(d.name, d, d.loc)
         elif isinstance(d, ast.PackageTypeDecl):
             ps = self.generic_scope(scope, d.type_params, d)
-            d.type = T.PackageType(d.name, self.params(d.params, ps), list(d.type_params), d)
+            d.type = T.PackageType(d.name, self.params(d.params, ps, "package"), list(d.type_params), d)
             scope.declare(d.name, d, d.loc)
         elif isinstance(d, ast.ParserDecl):
             self.parser_decl(d, scope)
