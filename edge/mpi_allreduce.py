@@ -84,7 +84,14 @@ def run(spec: dict) -> dict:
     rank = comm.Get_rank()
     if comm.Get_size() != int(spec["workers"]):
         raise RuntimeError(f"mpirun started {comm.Get_size()} ranks, the run has {spec['workers']} workers")
-    data = worker_data(spec["seed"], rank, spec["elements"], spec["mode"], float(spec.get("density", 0.01)))
+    data = worker_data(
+        spec["seed"],
+        rank,
+        spec["elements"],
+        spec["mode"],
+        float(spec.get("density", 0.01)),
+        spec.get("inputs"),
+    )
     if data.dtype == np.int8 and not spec.get("secure"):
         # MPI adds int8 in int8, which wraps: the sum is taken as wide as INC and the other host
         # baselines take it (edge/lowprec.py); masked, the INC formats widen it themselves

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edge import inputs as user_inputs
 from edge import lowprec
 from edge.hierarchical import HIER_PORT, HierarchicalComm
 from edge.protocol import INC_LANES
@@ -31,13 +32,21 @@ SPARSE_MODES = ("sparse", "sparse-float32")  # edge.sparse.MODES: block-sparse i
 
 
 def worker_data(
-    seed: int, rank: int, elements: int, mode: str, density: float = DEFAULT_DENSITY
+    seed: int,
+    rank: int,
+    elements: int,
+    mode: str,
+    density: float = DEFAULT_DENSITY,
+    inputs: str | None = None,
 ) -> np.ndarray:
-    """Worker `rank`'s input, recomputable by whoever checks the results. Sparse: int32 values in
+    """Worker `rank`'s input, recomputable by whoever checks the results: row `rank` of the run's staged
+    copy of the user's file when `inputs` names one (edge/inputs.py), else generated. Sparse: int32 values in
     round(density x blocks) blocks of 64 (at least one) chosen at random, independently per worker (so the union of the
     supports is as large as chance makes it: the hard case for sparse aggregation), zero elsewhere.
     Sparse float32 ("sparse-float32"): the same choice of blocks, each chosen block normal values at a
     scale of its own, 2^-20 .. 2^20, so that the workers' blocks at one index differ in scale."""
+    if inputs:
+        return user_inputs.row(inputs, rank)
     rng = np.random.default_rng([seed, rank])
     if mode in SPARSE_MODES:
         blocks = -(-elements // 64)
@@ -65,18 +74,25 @@ def worker_data(
 
 
 def expected_sum(
-    seed: int, ranks: list[int], elements: int, mode: str, density: float = DEFAULT_DENSITY
+    seed: int,
+    ranks: list[int],
+    elements: int,
+    mode: str,
+    density: float = DEFAULT_DENSITY,
+    inputs: str | None = None,
 ) -> np.ndarray:
     """The exact sum (int64 for integer data, float64 for float32 data) of the given ranks' inputs."""
     acc = np.zeros(elements, dtype=np.int64 if mode in ("int32", "sparse", *lowprec.BITS) else np.float64)
     for r in ranks:
-        acc += worker_data(seed, r, elements, mode, density)
+        acc += worker_data(seed, r, elements, mode, density, inputs)
     return acc
 
 
 def run(spec: dict) -> dict:
     density = float(spec.get("density", DEFAULT_DENSITY))
-    data = worker_data(spec["seed"], spec["rank"], spec["elements"], spec["mode"], density)
+    data = worker_data(
+        spec["seed"], spec["rank"], spec["elements"], spec["mode"], density, spec.get("inputs")
+    )
     masks = None
     key_exchange_s = 0.0
     if spec.get("secure") and spec["mode"] in SPARSE_MODES:  # refused before anything starts

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 TRIBUTARY = str(Path(sys.executable).parent / "tributary")
 
 
@@ -70,4 +72,22 @@ def test_sparse_mode_arguments_are_checked_before_anything_starts() -> None:
             [TRIBUTARY, "allreduce", "--mode", "sparse", *extra], capture_output=True, text=True, timeout=60
         )
         assert res.returncode != 0 and words in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
+
+
+def test_allreduce_refuses_inputs_that_do_not_fit_before_starting(tmp_path: Path) -> None:
+    """--inputs is checked against the WAN's workers and the mode before root is even asked for."""
+    cli = [TRIBUTARY, "allreduce", "--sites", "TYO,NYC,LON", "--workers-per-site", "2"]
+    five = tmp_path / "five.npy"
+    np.save(five, np.zeros((5, 64), dtype=np.int32))
+    wide = tmp_path / "wide.npy"
+    np.save(wide, np.full((6, 64), 300, dtype=np.int32))
+    for extra, says in [
+        (["--inputs", str(five)], "5 rows, but the run has 6 workers"),
+        (["--inputs", str(wide), "--mode", "int8"], "do not fit mode int8"),
+        (["--inputs", str(wide), "--elements", "128"], "hold 64 values each"),
+        (["--inputs", str(tmp_path / "none.npy")], "no such file"),
+    ]:
+        res = subprocess.run([*cli, *extra], capture_output=True, text=True, timeout=60)
+        assert res.returncode != 0 and says in res.stderr, (extra, res.stderr)
         assert "Traceback" not in res.stderr

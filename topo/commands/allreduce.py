@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
+
+import numpy as np
 
 from topo.options import add_wan_arguments, log, require_root
 
@@ -29,7 +32,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_wan_arguments(p)
-    p.add_argument("--elements", type=int, default=65536, help="vector length per worker (default 65536)")
+    p.add_argument(
+        "--elements",
+        type=int,
+        default=None,
+        help="vector length per worker (default 65536, or the --inputs file's)",
+    )
+    p.add_argument(
+        "--inputs",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="your own vectors instead of generated ones: a .npy of shape (workers, elements), row r for "
+        "rank r (the sites in order, each site's workers in order), or a .npz with one 1-D array per rank "
+        "(rank0, rank1, ... or numpy.savez's arr_0, ...). Checked against --mode before the WAN starts "
+        "(int32 / sparse: int32 values; int8 / int4: the narrow range; float32 / mxint8 / sparse float32: "
+        "float32, NaN and inf allowed) and copied into the run directory; every tenant and baseline sums "
+        "the same rows, and the results are checked against their exact sum",
+    )
     p.add_argument(
         "--mode",
         choices=("int32", "float32", "int8", "int4", "mxint8", "sparse"),
@@ -51,11 +71,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--density",
         type=float,
-        default=0.01,
+        default=None,
         metavar="D",
         help="sparse mode: the fraction of 64-value blocks each worker holds (chosen at random, "
         "independently per worker); it is also the job's declared top-k fraction, from which the "
-        "workers decide whether the sparse path can pay or the blocks go dense (default 0.01)",
+        "workers decide whether the sparse path can pay or the blocks go dense (default 0.01; with "
+        "--inputs, the largest fraction any rank's vector holds)",
     )
     p.add_argument(
         "--compare",
@@ -146,7 +167,31 @@ def _baselines(text: str) -> list[str]:
     return names
 
 
+def _staged_inputs(args: argparse.Namespace, mode: str) -> np.ndarray:
+    """The --inputs file checked against the mode and the WAN's workers, before anything starts."""
+    from edge import inputs as user_inputs
+    from topo.options import wan_from_args
+
+    wan = wan_from_args(args)
+    workers = len(wan.sites) * wan.workers_per_site
+    try:
+        rows = user_inputs.prepare(user_inputs.read_rows(args.inputs), mode, workers, str(args.inputs))
+    except user_inputs.InputError as exc:
+        raise SystemExit(f"tributary allreduce: --inputs {exc}") from None
+    if args.elements is not None and args.elements != rows.shape[1]:
+        raise SystemExit(
+            f"tributary allreduce: --elements {args.elements}, but the --inputs vectors hold {rows.shape[1]} "
+            "values each (leave --elements out: the file sets it)"
+        )
+    return rows
+
+
 def cmd_allreduce(args: argparse.Namespace) -> int:
+    if args.density is None:
+        args.density = 0.01
+        density_given = False
+    else:
+        density_given = True
     if not 0.0 <= args.density <= 1.0:
         raise SystemExit(
             f"tributary allreduce: --density is a fraction of the blocks, 0..1, got {args.density:g}"
@@ -161,6 +206,13 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "tributary allreduce: --mode sparse cannot be --secure: the masks make every block dense "
             "(a masked zero is not zero), so nothing would be sparse"
         )
+    dtype = args.dtype or "int32"
+    mode = SPARSE_MODE[dtype] if args.mode == "sparse" else args.mode
+    rows = _staged_inputs(args, mode) if args.inputs is not None else None
+    if rows is not None:
+        args.elements = int(rows.shape[1])
+    elif args.elements is None:
+        args.elements = 65536
     if not require_root("allreduce"):
         return 1
     if args.elements < 1 or args.tenants < 1 or args.slots < 0 or not 1 <= args.repeat <= 100:
@@ -176,8 +228,6 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
 
-    dtype = args.dtype or "int32"
-    mode = SPARSE_MODE[dtype] if args.mode == "sparse" else args.mode
     spec = AllreduceSpec(
         args.elements, mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
@@ -188,7 +238,18 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise SystemExit(f"tributary allreduce: --mpi-mca wants KEY=VALUE, got {item!r}")
         spec.mpi_mca[key] = value
+    from edge import inputs as user_inputs
+
+    args.staged_inputs = None
     with running_wan(args, label="allreduce") as running:
+        if rows is not None:
+            staged, _ = user_inputs.stage_rows(rows, mode, rows.shape[0], running.run_dir)
+            spec.inputs = args.staged_inputs = str(staged)
+            if args.mode == "sparse" and not density_given:
+                spec.density = user_inputs.block_density(staged)
+            log(
+                f"inputs: {args.inputs} ({rows.shape[0]} workers x {rows.shape[1]} {rows.dtype}), staged as {staged}"
+            )
         access = running.network.wan.access_rate_mbit
         incs, runs = [], {name: [] for name in args.compare}
         for i in range(args.repeat):
@@ -203,6 +264,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         "mode": args.mode,
         **({"dtype": dtype} if args.mode == "sparse" else {}),
         "secure": args.secure,
+        **({"inputs": str(args.inputs)} if args.inputs is not None else {}),
         "wan_model": f"access-limited ({access:g} Mbit/s per worker)" if access else "full mesh",
         # every tenant that ran (a refused one, --fallback none, did not run)
         "exact": all(r.exact for r in inc if r.extra.get("path") != "refused"),
@@ -288,7 +350,9 @@ def _obstacle_keys(inc: list, incs: list, args: argparse.Namespace) -> dict[str,
         from edge.runner import expected_sum
 
         hosts = len(inc[0].digests) or 1
-        exact = expected_sum(args.seed + 1, list(range(hosts)), args.elements, args.mode)
+        exact = expected_sum(
+            args.seed + 1, list(range(hosts)), args.elements, args.mode, inputs=args.staged_inputs
+        )
         out["narrowing"] = lowprec.narrowing_errors(exact, args.mode)
     return out
 
