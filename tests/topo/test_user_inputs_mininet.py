@@ -1,5 +1,5 @@
 """Users' own vectors (`tributary allreduce --inputs`, edge/inputs.py) through the switches of the 3-site
-WAN with 2 % loss, six workers: the inputs a new user tries first. float32 with NaN, both infinities and
+WAN with 2 % loss, six workers: the inputs a new user tries first. float32 and mxint8 with NaN, both infinities and
 their sum, an all-zero block, a finite sum beyond float32's range and blocks whose workers differ in scale
 by 2^40; int4 at both ends of its range, so every sum overflows int4; sparse int32 where one worker holds
 one block and the others nothing, and where nobody holds anything. Each checked against the exact sum of
@@ -30,7 +30,8 @@ def _run(running, tmp_path: Path, rows: np.ndarray, mode: str, density: float = 
     return res
 
 
-def test_float32_specials_zeros_overflow_and_mixed_scales(wan3_lossy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("mode", ["float32", "mxint8"])
+def test_specials_zeros_overflow_and_mixed_scales(wan3_lossy, tmp_path: Path, mode: str) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(7)
     rows = rng.standard_normal((WORKERS, ELEMENTS)).astype(np.float32)
     rows[0, 0] = np.nan
@@ -41,7 +42,7 @@ def test_float32_specials_zeros_overflow_and_mixed_scales(wan3_lossy, tmp_path: 
     rows[:, 128:192] = 3e38  # six of them: 1.8e39, beyond float32 (inf, as float32 addition gives)
     for r in range(WORKERS):  # a block whose workers differ in scale by 2^40
         rows[r, 192:256] = np.ldexp(rng.standard_normal(64), -20 + 8 * r)
-    res = _run(wan3_lossy, tmp_path, rows, "float32")
+    res = _run(wan3_lossy, tmp_path, rows, mode)
     assert 0.0 < res.max_abs_error <= res.bound
 
 
