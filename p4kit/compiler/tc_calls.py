@@ -315,6 +315,17 @@ class CallsMixin(CheckerState):
             if self.has_typevars(pt) and s is not None:
                 self.unify(pt, s.type or _INT, b, weak=True)
                 pt = self.subst(p.type, b)
+                if (
+                    isinstance(p.type, T.TypeVar)
+                    and isinstance(pt, T.IntType)
+                    and p.type.name not in bindings
+                ):
+                    # p4c: a type variable needs a width; an unsized literal gives none
+                    raise _err(
+                        f"could not infer a width for the unsized integer given for '{p.name}' of {what}: "
+                        f"its type parameter {p.type.name} needs one (write e.g. 16w0 or (bit<16>)0)",
+                        s,
+                    )
             info.params.append(T.ParamInfo(p.name, p.direction, pt, p.has_default, p.optional, p.decl))
             if s is None:
                 continue

@@ -217,9 +217,13 @@ def check_param_type(p: ast.Parameter, t: T.Type, owner: str) -> None:
     u = T.unwrap(t)
     if isinstance(u, T.StringType) and p.direction:
         raise _err(f"{p.name}: a parameter with type string cannot have a direction", p)
+    if isinstance(u, T.IntType) and p.direction:
+        raise _err(f"{p.name}: parameters with type int must be directionless", p)
+    if owner == "action" and isinstance(u, T.IntType):
+        raise _err(f"{p.name}: actions cannot have parameters with type int (give it a width)", p)
     if owner == "action" and isinstance(u, T.ExternType):
         raise _err(f"{p.name}: action parameters cannot have extern types ({t})", p)
-    if owner in ("parser", "control", "function", "action") and isinstance(
+    if owner in ("parser", "control", "function", "action", "method") and isinstance(
         u, (T.ParserType, T.ControlType, T.PackageType)
     ):
         kind = (

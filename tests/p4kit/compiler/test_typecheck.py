@@ -297,10 +297,14 @@ def test_cast_of_an_initializer_becomes_the_typed_initializer(tmp_path):
     assert rhs.fields[2].value.type == T.BitsType(32)
 
 
-def test_generic_parameters_bound_only_by_literals_stay_int(tmp_path):
-    prog = check_src(tmp_path, "apply { hash(m.y, HashAlgorithm.crc16, 0, { hdr.h.a }, 1024); }")
+def test_generic_parameters_bound_only_by_literals_are_an_error(tmp_path):
+    # p4c: "0: could not infer a width" -- a type parameter needs a width, an unsized literal has none
+    with pytest.raises(CompileError, match=r"could not infer a width .* 'base' .* type parameter T"):
+        check_src(tmp_path, "apply { hash(m.y, HashAlgorithm.crc16, 0, { hdr.h.a }, 1024); }")
+    prog = check_src(tmp_path, "apply { hash(m.y, HashAlgorithm.crc16, 16w0, { hdr.h.a }, 32w1024); }")
     info = ingress_apply(prog)[0].call.call
-    assert info.type_bindings["O"] == T.BitsType(16) and info.type_bindings["T"] == T.IntType()
+    assert info.type_bindings["O"] == T.BitsType(16) and info.type_bindings["T"] == T.BitsType(16)
+    assert info.type_bindings["M"] == T.BitsType(32)
 
 
 def test_static_assert_is_evaluated(tmp_path):
