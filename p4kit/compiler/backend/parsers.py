@@ -336,7 +336,15 @@ class ParserLowering:
                 cur.ops.append({"op": "advance", "parameters": [ex.value(c.args[0])]})  # type: ignore[arg-type]
                 return
             if m == "lookahead":
-                return  # a lookahead whose value is unused does nothing
+                # the value is unused, but the packet must still hold it: BMv2 reads it (as p4c's
+                # temporary for it), so a packet too short for it is rejected with PacketTooShort
+                width = bits(mce.type) if mce.type is not None else 0
+                if width > 0:
+                    tmp = self.ctx.temp(T.BitsType(width))
+                    assert isinstance(tmp, FieldLoc)
+                    look = {"type": "lookahead", "value": [0, width]}
+                    cur.ops.append({"op": "set", "parameters": [tmp.json(), look]})
+                return
             raise unsupported(f"packet_in.{m}", mce)
         if c.kind == "extern_function" and c.decl.name == "verify":
             cond, err = c.args[0], c.args[1]
