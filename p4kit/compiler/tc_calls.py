@@ -35,6 +35,8 @@ class CallsMixin(CheckerState):
                 raise _err(f"unknown name '{m.name}' (declaration not found)", m)
             first = cands[-1]
             if isinstance(first, ast.ActionDecl):
+                if self.in_parser:
+                    raise _err(f"{first.name}(...): action calls are not allowed within parsers", e)
                 check_not_recursive(self, first, m)
                 m.decl = first
                 m.type = first.type
@@ -326,6 +328,9 @@ class CallsMixin(CheckerState):
                         f"its type parameter {p.type.name} needs one (write e.g. 16w0 or (bit<16>)0)",
                         s,
                     )
+            if isinstance(p.type, T.TypeVar) and isinstance(pt, T.StringType) and p.direction:
+                where = p.decl if p.decl is not None else s
+                raise _err(f"{p.name}: a parameter with type string cannot have a direction", where)
             info.params.append(T.ParamInfo(p.name, p.direction, pt, p.has_default, p.optional, p.decl))
             if s is None:
                 continue

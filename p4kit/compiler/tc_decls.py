@@ -260,7 +260,7 @@ class DeclsMixin(CheckerState):
         distinct_parameter_names(d)
         gs = self.generic_scope(scope, d.type_params, d)
         params = self.params(d.params, gs, "parser")
-        ctor = self.params(d.ctor_params, gs, "ctor")
+        ctor = self.params(d.ctor_params, gs, "parser-ctor")
         d.type = T.ParserType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
         self.generic_body(d, lambda: self.parser_body(d, gs))
@@ -368,7 +368,7 @@ class DeclsMixin(CheckerState):
         distinct_parameter_names(d)
         gs = self.generic_scope(scope, d.type_params, d)
         params = self.params(d.params, gs, "control")
-        ctor = self.params(d.ctor_params, gs, "ctor")
+        ctor = self.params(d.ctor_params, gs, "control-ctor")
         d.type = T.ControlType(d.name, params, list(d.type_params), d, ctor)
         scope.declare(d.name, d, d.loc)
         self.generic_body(d, lambda: self.control_body(d, gs))
@@ -423,6 +423,13 @@ class DeclsMixin(CheckerState):
     def instantiation(self, d: ast.Instantiation, scope: Scope) -> None:
         t = self.resolve(d.type_ref, scope)
         d.type, d.ctor = self.construct(t, d.args, d.type_ref, scope, d)
+        if scope is self.globals and isinstance(d.type, (T.ParserType, T.ControlType)):
+            kind = "parser" if isinstance(d.type, T.ParserType) else "control"
+            raise _err(
+                f"{d.name}: cannot instantiate a {kind} at top-level (instantiate it inside the parser or "
+                "control that applies it, or pass it to the package)",
+                d,
+            )
         if d.initializer is not None:
             s = Scope(scope, "instance", d)
             s.declare("this", d)
@@ -501,6 +508,18 @@ class DeclsMixin(CheckerState):
         if not d.actions and d.property("actions") is None:
             raise _err(f"table {d.name} has no 'actions' property", d)
         listed = {id(r.action) for r in d.actions}
+        order = [p.name for p in d.properties]
+        if (
+            "default_action" in order
+            and "actions" in order
+            and order.index("default_action") < order.index("actions")
+        ):
+            name = d.default_action.expr.name if d.default_action is not None else "its default action"
+            raise _err(
+                f"{d.name} has no action list before its default_action, so it cannot invoke '{name}()' "
+                "(a table's properties are read in order: declare actions first)",
+                d,
+            )
         if d.default_action is not None:
             self.action_ref(d.default_action, scope, "default", d)
             if id(d.default_action.action) not in listed:

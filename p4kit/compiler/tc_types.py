@@ -188,7 +188,7 @@ class TypesMixin(CheckerState):
 
     def params(self, params: list[ast.Parameter], scope: Scope, owner: str = "") -> list[T.ParamInfo]:
         """Check and type a parameter list; `owner` says whose it is ("action", "parser", "control",
-        "function", "method", "ctor", "package") for the rules that depend on it."""
+        "function", "method", "parser-ctor", "control-ctor", "package") for the rules that depend on it."""
         out = []
         seen: set[str] = set()
         for p in params:
@@ -234,3 +234,11 @@ def check_param_type(p: ast.Parameter, t: T.Type, owner: str) -> None:
             else "package"
         )
         raise _err(f"{p.name}: parameter cannot have type {kind} {u.name}", p)
+    if owner == "control-ctor" and isinstance(u, T.ParserType):
+        raise _err(
+            f"{p.name}: instantiation of parser {u.name} in a control (controls cannot hold parsers)", p
+        )
+    if owner == "parser-ctor" and isinstance(u, T.ControlType):
+        raise _err(
+            f"{p.name}: instantiation of control {u.name} in a parser (parsers cannot hold controls)", p
+        )
