@@ -141,15 +141,22 @@ LinkKey = tuple[str, str]  # a WAN link (its two switches, sorted) or ("access",
 def tree_links(fabric: Fabric, tree: Tree) -> dict[LinkKey, float]:
     """Every link `tree` puts its chunks on, with its rate in bits/s (links of unknown rate left out):
     the tree's WAN links and, where sites are access-limited, each worker's access link."""
+    return parent_links(fabric, {n.switch: n.parent for n in tree.nodes.values()}, tree.workers)
+
+
+def parent_links(
+    fabric: Fabric, parents: dict[str, str | None], workers: Iterable[str]
+) -> dict[LinkKey, float]:
+    """tree_links of a tree given as switch -> its parent (None at the root), as stored plans keep it."""
     links: dict[LinkKey, float] = {}
-    for n in tree.nodes.values():
-        if n.parent is not None:
-            rate = fabric.rate_mbit(n.switch, n.parent)
+    for switch, parent in parents.items():
+        if parent is not None:
+            rate = fabric.rate_mbit(switch, parent)
             if rate > 0:
-                a, b = sorted((n.switch, n.parent))
+                a, b = sorted((switch, parent))
                 links[(a, b)] = rate * 1e6
     if fabric.access_rate_mbit > 0:
-        for host in tree.workers:
+        for host in workers:
             links[("access", host)] = fabric.access_rate_mbit * 1e6
     return links
 
@@ -165,15 +172,19 @@ def fair_shares(fabric: Fabric, trees: dict[int, list[Tree]]) -> dict[int, float
     at that rate, repeat. A job's rate then is the smallest share it gets on any of its links, and no job
     can get more without taking from one with less. A job none of whose links has a known rate gets 0
     (its workers do not pace), as one alone would."""
-    uses: dict[int, set[LinkKey]] = {}
-    capacity: dict[LinkKey, float] = {}
-    for job, job_trees in trees.items():
-        uses[job] = set()
-        for tree in job_trees:
-            links = tree_links(fabric, tree)
-            uses[job].update(links)
-            capacity.update(links)
-    rates = {job: 0.0 for job in trees}
+    return max_min_rates(
+        {
+            job: {k: v for tree in job_trees for k, v in tree_links(fabric, tree).items()}
+            for job, job_trees in trees.items()
+        }
+    )
+
+
+def max_min_rates(links: dict[int, dict[LinkKey, float]]) -> dict[int, float]:
+    """fair_shares' water-filling over each job's links (link -> its rate in bits/s)."""
+    uses = {job: set(job_links) for job, job_links in links.items()}
+    capacity = {k: v for job_links in links.values() for k, v in job_links.items()}
+    rates = {job: 0.0 for job in links}
     active = {job for job, links in uses.items() if links}
     level = 0.0  # the common rate of every job not yet frozen
     while active:

@@ -17,14 +17,18 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
+from controller.fabric import Fabric
 from controller.inc.allocation import AllocationError, Allocator, CellRange
 from controller.inc.jobs import (
     HOST_PATH,
     JobPlan,
+    LinkKey,
     SwitchRound,
     build_worker_spec,
     host_peers,
     host_port_base,
+    max_min_rates,
+    parent_links,
     plan_job,
 )
 from controller.inc.trees import TreeError
@@ -195,13 +199,25 @@ class Plan:
             out.append((self.job, a[1], a[2]))
         return sorted(set(out))
 
-    def worker_spec(self, host: str, stall_timeout_s: float = 30.0) -> WorkerSpec:
-        """What worker `host` is told (edge.spec.WorkerSpec): one entry per round of the cycle."""
+    def worker_spec(
+        self, host: str, stall_timeout_s: float = 30.0, share_bps: dict[int, float] | None = None
+    ) -> WorkerSpec:
+        """What worker `host` is told (edge.spec.WorkerSpec): one entry per round of the cycle;
+        `share_bps` (round -> the job's fair share of its links, concurrent_shares) is the pace the
+        worker starts at."""
         w = self.workers[host]
         return build_worker_spec(
             self.job, self.epoch, host, w.switch_ip, self.nslots, self.round_numbers(),
-            w.rounds, w.rto_s, w.path_rtt_s, stall_timeout_s, w.rate_bps,
+            w.rounds, w.rto_s, w.path_rtt_s, stall_timeout_s, w.rate_bps, share_bps,
         )  # fmt: skip
+
+    def round_links(self, fabric: Fabric, index: int) -> dict[LinkKey, float]:
+        """The links the cliques of the `index`-th round of the cycle put chunks on, with their rates."""
+        links: dict[LinkKey, float] = {}
+        for c in self.rounds[index].cliques:
+            parents = {sw: node.get("parent") for sw, node in c.tree.items()}
+            links.update(parent_links(fabric, parents, c.workers))
+        return links
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -253,6 +269,23 @@ class Plan:
 
 
 # --- validation and schedules ----------------------------------------------------------------------
+
+
+def concurrent_shares(fabric: Fabric, plan: Plan, others: Iterable[Plan]) -> dict[int, float]:
+    """Round number -> `plan`'s max-min fair share (controller.inc.jobs.fair_shares) of its links among
+    the `others` on the switch path, the jobs installed beside it: what its workers start their pace
+    at. A REST job cannot know whether the others are sending; they were installed to run, and a worker
+    whose links turn out idle grows to the link's rate within a few RTTs (edge.worker.RateControl), while
+    k jobs that all start at the link's rate queue k-fold and lose their tails. The i-th round of every
+    cycle is taken to run beside the i-th of the others, as the CLI's tenants do."""
+    peers = [o for o in others if o.job != plan.job and o.path == "switch" and o.edge is None and o.rounds]
+    shares: dict[int, float] = {}
+    for i, rp in enumerate(plan.rounds):
+        links = {plan.job: plan.round_links(fabric, i)}
+        for o in peers:
+            links[o.job] = o.round_links(fabric, i % len(o.rounds))
+        shares[rp.round] = max_min_rates(links)[plan.job]
+    return shares
 
 
 def check_workers(topology: Topology, workers: list[str]) -> dict[str, list[str]]:

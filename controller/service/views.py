@@ -15,7 +15,7 @@ from controller.service.auth import Principal
 from controller.service.counters import VIEW_TIMEOUT_S, round_traffic, switch_stats
 from controller.service.edge_views import edge_counters, edge_view, edge_worker_views
 from controller.service.entities import read_switch_state
-from controller.service.plans import Plan
+from controller.service.plans import Plan, concurrent_shares
 from controller.service.reconcile import kind_name
 from controller.service.state import ServiceState
 from controller.service.store import JobRow
@@ -54,12 +54,13 @@ def summary(state: ServiceState, job: JobRow, plan: Plan | None = None) -> dict:
     return out
 
 
-def worker_views(plan: Plan) -> list[dict]:
+def worker_views(plan: Plan, shares: dict[int, float] | None = None) -> list[dict]:
     """Per worker: where it is, and its WorkerSpec (edge/spec.py), the one schema a worker reads; the
-    flat fields beside it are taken from that spec."""
+    flat fields beside it are taken from that spec. `shares`: the job's fair share of its links per
+    round among the jobs installed beside it (plans.concurrent_shares), the pace its workers start at."""
     out = []
     for w in plan.workers.values():
-        spec = plan.worker_spec(w.host)
+        spec = plan.worker_spec(w.host, share_bps=shares)
         out.append(
             {
                 "host": w.host,
@@ -105,6 +106,12 @@ def admission_view(plan: Plan) -> dict:
         "min_slots": plan.min_slots,
         "reason": plan.reason,
     }
+
+
+def installed_shares(state: ServiceState, job: JobRow, plan: Plan) -> dict[int, float]:
+    """`plan`'s fair share of its links beside every other active job's (plans.concurrent_shares)."""
+    others = [Plan.from_json(j.plan) for j in state.store.jobs() if j.id != job.id and j.state == "active"]
+    return concurrent_shares(state.topology.fabric, plan, others)
 
 
 def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
@@ -158,7 +165,7 @@ def job_view(state: ServiceState, job: JobRow, counters: bool = True) -> dict:
         workers=(
             host_worker_views(plan)
             if plan.host is not None
-            else worker_views(plan)
+            else worker_views(plan, installed_shares(state, job, plan))
             if plan.edge is None
             else edge_worker_views(plan)
         ),

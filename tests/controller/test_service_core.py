@@ -321,3 +321,34 @@ def test_a_database_from_a_larger_network_is_served_not_crashed_on(
         assert all(v == {} for v in job_entries(m3).values()), job_entries(m3)
     finally:
         m3.close()
+
+
+def test_jobs_installed_side_by_side_start_at_their_fair_share(switches: Switches, tmp_path: Path) -> None:
+    """Two jobs over the same sites split each 50 Mbit/s link of their trees: every worker's spec starts
+    at 25 Mbit/s (and may grow to the link's 50); once one is deleted, the other starts at the link."""
+    from edge.schedule_worker import spec_from_job_view
+
+    m = manager(switches, tmp_path / "db")
+    try:
+        workers = ["TYOw1", "NYCw1", "LONw1"]
+        a = m.create_job(ACME, JobSpec(workers, "core-tree", slots=8))
+        assert {r.share_bps for r in spec_from_job_view(a, "TYOw1").rounds} == {50e6}  # alone
+        b = m.create_job(OTHER, JobSpec(workers, "core-tree", slots=8))
+        for view in (m.get_job(ACME, a["id"], counters=False), b):
+            for host in workers:
+                rounds = spec_from_job_view(view, host).rounds
+                assert {(r.share_bps, r.rate_bps) for r in rounds} == {(25e6, 50e6)}, (host, rounds)
+        # a job on one link only (TYO-NYC) shares that one: a third of it, and the others keep
+        # a third of TYO-NYC too (their NYC-LON share is larger, but the pace is the smallest)
+        c = m.create_job(ACME, JobSpec(["TYOw2", "NYCw2"], "core-tree", slots=8))
+        assert [r.share_bps for r in spec_from_job_view(c, "TYOw2").rounds] == [pytest.approx(50e6 / 3)]
+        a_now = m.get_job(ACME, a["id"], counters=False)
+        assert [r.share_bps for r in spec_from_job_view(a_now, "LONw1").rounds] == [pytest.approx(50e6 / 3)]
+        m.delete_job(OTHER, b["id"])
+        m.delete_job(ACME, c["id"])
+        alone = spec_from_job_view(m.get_job(ACME, a["id"], counters=False), "LONw1").rounds
+        assert {r.share_bps for r in alone} == {50e6}
+    finally:
+        for j in m.store.jobs():
+            m.delete_job(ACME if j.tenant == "acme" else OTHER, j.id)
+        m.close()
