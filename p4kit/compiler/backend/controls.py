@@ -389,6 +389,7 @@ class ControlLowering:
         if not isinstance(tloc, TableLoc):
             raise unsupported("apply() of this object", mce)
         assert self.builder is not None
+        self.builder.exit_hooks = list(self.exit_copy_outs)
         res = self.builder.build(tloc, mce)
         j = res.json
         j["base_default_next"] = nxt

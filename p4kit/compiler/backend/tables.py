@@ -31,6 +31,7 @@ def lower_action(
     aloc: ActionLoc,
     bound: list[ast.Expression | None] | None = None,
     bound_scope: Scope | None = None,
+    exit_hooks: list[Any] | None = None,
 ) -> int:
     """The JSON action for an action declaration in one control instance (created once).
 
@@ -62,7 +63,12 @@ def lower_action(
         scope.bind(p, ValueLoc({"type": "runtime_data", "value": len(runtime_data)}, p.type))
         runtime_data.append({"name": p.name, "bitwidth": bits(p.type)})
         cparams.append(p)
-    _, prims = lower_body(ctx, scope, lambda sl: sl.stmt(decl.body))
+    def fill(sl: Any) -> None:
+        # an exit in the action also copies out the arguments of the sub-controls it runs in
+        sl.exit_hooks = list(exit_hooks or [])
+        sl.stmt(decl.body)
+
+    _, prims = lower_body(ctx, scope, fill)
     aid = ctx.out.add_action(aloc.name, runtime_data, prims)
     ctx.action_ids[key] = aid
     ctx.action_names[aid] = aloc.name
@@ -109,6 +115,8 @@ class TableBuilder:
     pipeline_profiles: list[JSON]
     applied: set[int] = field(default_factory=set)
     profiles_made: dict[str, str] = field(default_factory=dict)
+    # copy-outs an exit in a table's action runs (the sub-control applications around the table)
+    exit_hooks: list[Any] = field(default_factory=list)
 
     def build(self, tloc: TableLoc, node: ast.Node) -> TableResult:
         decl: ast.TableDecl = tloc.decl
@@ -238,7 +246,7 @@ class TableBuilder:
             bound = ref_args(node)
         elif isinstance(node, ast.Entry):
             bound = ref_args(node.action)
-        aid = lower_action(self.ctx, aloc, bound, scope)
+        aid = lower_action(self.ctx, aloc, bound, scope, self.exit_hooks)
         return aid, self.ctx.action_names[aid]
 
     def _key_target(

@@ -1,7 +1,7 @@
 // exit inside a sub-control still copies out the control's out/inout arguments (P4_16: exit ends
 // every block being executed, after their copy-out), also where the arguments are bit slices or share
 // storage and so are passed as copies: from the control's own body, from an action it calls directly,
-// and from a control nested in it (innermost copy-out first).
+// from an action of a table it applies, and from a control nested in it (innermost copy-out first).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -32,6 +32,16 @@ control Stepper(inout bit<8> lo, inout bit<8> n, in bit<8> op) {
         n = n + 10;
         exit;
     }
+    action stop_from_table() {
+        n = n + 20;
+        exit;
+    }
+    table stopper {
+        key = { op: exact; }
+        actions = { stop_from_table; NoAction; }
+        const entries = { 4 : stop_from_table(); }
+        default_action = NoAction();
+    }
     apply {
         lo = lo + 1;
         n = n + 1;
@@ -41,6 +51,8 @@ control Stepper(inout bit<8> lo, inout bit<8> n, in bit<8> op) {
             bump_and_stop();      // exit inside an action called by the sub-control
         } else if (op == 3) {
             inner.apply(lo);      // exit two controls deep
+        } else if (op == 4) {
+            stopper.apply();      // exit in a table's action
         }
         lo = 0xEE;
     }
