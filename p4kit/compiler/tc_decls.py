@@ -340,6 +340,11 @@ class DeclsMixin(CheckerState):
         raise _err(f"keyset must have {len(key_types)} elements", ks)
 
     def simple_keyset(self, e: ast.Expression, kt: T.Type, scope: Scope) -> None:
+        call = find_call(e)
+        if call is not None:
+            raise _err(
+                "no function calls allowed in a keyset (its values must be known at compile time)", call
+            )
         if isinstance(e, ast.DefaultExpression):
             e.type = T.SetType(kt)
             return
@@ -508,7 +513,22 @@ class DeclsMixin(CheckerState):
         if not d.actions and d.property("actions") is None:
             raise _err(f"table {d.name} has no 'actions' property", d)
         listed = {id(r.action) for r in d.actions}
+        if d.default_action is None:
+            # the default action of a table without one is core.p4's NoAction
+            noaction = self.globals.lookup("NoAction")
+            if isinstance(noaction, ast.ActionDecl) and noaction.params:
+                raise _err(
+                    "NoAction: expected an action with no parameters (the default action of a table "
+                    "without one); did you include core.p4?",
+                    noaction,
+                )
         order = [p.name for p in d.properties]
+        if "entries" in order and "key" in order and order.index("entries") < order.index("key"):
+            raise _err(
+                f"table {d.name}: its entries come before its key, whose type they need "
+                "(a table's properties are read in order: declare the key first)",
+                d.properties[order.index("key")],
+            )
         if (
             "default_action" in order
             and "actions" in order
@@ -639,6 +659,20 @@ class DeclsMixin(CheckerState):
         assert p.type is not None
         optional = ast.find_annotation(p.annotations, "optional") is not None
         return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)
+
+
+def find_call(e: Any) -> ast.MethodCallExpression | None:
+    """The first call inside expression `e`, if any."""
+    if isinstance(e, ast.MethodCallExpression):
+        return e
+    if not isinstance(e, ast.Expression):
+        return None
+    for x in vars(e).values():
+        for y in x if isinstance(x, list) else [x]:
+            found = find_call(y) if isinstance(y, ast.Expression) else None
+            if found is not None:
+                return found
+    return None
 
 
 def unnameable_key_part(e: ast.Expression) -> ast.Expression | None:

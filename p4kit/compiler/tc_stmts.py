@@ -39,6 +39,18 @@ class StmtsMixin(CheckerState):
         elif isinstance(st, ast.ConstDecl):
             self.const_decl(st, scope)
         elif isinstance(st, ast.Instantiation):
+            if scope.kind not in ("global", "control", "parser"):
+                if scope.enclosing("function", "action") is not None:
+                    where = "a function or action"
+                elif scope.enclosing("state") is not None:
+                    where = "a parser state"
+                else:
+                    where = "a control's 'apply' block"
+                raise _err(
+                    f"{st.name}: instances cannot be declared in {where}; "
+                    "declare it among the parser's or control's locals",
+                    st,
+                )
             self.instantiation(st, scope)
         elif isinstance(st, (ast.ActionDecl, ast.TableDecl, ast.ValueSetDecl, ast.FunctionDecl)):
             self.local_decl(st, scope)
@@ -137,6 +149,9 @@ class StmtsMixin(CheckerState):
             self.statement_or_decl(st, Scope(scope, "block"))
 
     def switch(self, st: ast.SwitchStatement, scope: Scope) -> None:
+        if scope.enclosing("action") is not None:
+            # p4c's front end (EliminateSwitch) rejects them for every target
+            raise _err("switch statements are not supported in actions (use if/else)", st)
         t = self.expr(st.expr, scope)
         seen: set[Any] = set()
         default_seen = False
