@@ -38,7 +38,7 @@ TIMEOUT_S = 60
 # p4c: `PATH(LINE): [--Werror=kind] error: MESSAGE` (the bracket is optional), or `: MESSAGE` for the
 # few messages printed without a location (the source line still follows).
 _P4C_LOCATED = re.compile(
-    r"^(?P<file>\S*?)\((?P<line>\d+)\):\s*(?:\[--W\w+=[\w-]+\]\s*)?(?P<sev>error|warning)?:?\s*(?P<msg>.*)$"
+    r"^(?P<file>\S*?)\((?P<line>\d+)\):\s*(?:\[--W\w+=[^\]]+\]\s*)?(?P<sev>error|warning)?:?\s*(?P<msg>.*)$"
 )
 _P4C_BARE = re.compile(r"^:\s+(?P<msg>\S.*)$")
 _OURS = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$")
