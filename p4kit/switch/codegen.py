@@ -54,9 +54,10 @@ class AssertionFailed(Exception):
 
 class StackIndexOutOfRange(AssertionFailed):
     """A header stack index computed at run time is out of range. A primitive that meets one does
-    nothing (p4c's HSIndexSimplifier turns `hs[i]... = e` into one statement per index under
-    `if (i == k)`, so no statement runs when `i` is out of range); elsewhere (a condition, a key)
-    the packet is dropped with this reason."""
+    nothing and a condition that meets one is false (p4c's HSIndexSimplifier turns `hs[i]... = e`
+    into one statement per index under `if (i == k)`, and `if (c(hs[i]))` into `if (i == k &&
+    c(hs[k]))` chains ending in the else branch); elsewhere (a table key) the packet is dropped
+    with this reason."""
 
 
 def stack_at(ids: tuple[int, ...], idx: int) -> int:
@@ -1947,6 +1948,7 @@ class CodeGen:
         cond = self._pipe_items(pipe, "conditionals").get(name)
         if cond is not None:
             code, _ = self.expr(cond["expression"])
+            code = self._oob_false(ind, code)
             t_next, f_next = cond.get("true_next"), cond.get("false_next")
             join = self._join([t_next, f_next], stop)
             self.emit(ind, f"if {code}:")
@@ -2020,11 +2022,25 @@ class CodeGen:
             raise PipelineLoadError(f"unknown control flow node '{name}'")
         return n
 
+    def _oob_false(self, ind: int, code: str) -> str:
+        """A condition that indexes a header stack at run time is false when the index is out of
+        range, as p4c's HSIndexSimplifier makes it (`if (i == 0 && c[0]) ... else if (i == 1 &&
+        c[1]) ... else <else branch>`): evaluated first into a local, which the `if` then reads."""
+        if "_stack_at(" not in code:
+            return code
+        c = self.tmp("c")
+        self.emit(ind, "try:")
+        self.emit(ind + 1, f"{c} = bool({code})")
+        self.emit(ind, "except StackIndexOutOfRange:")
+        self.emit(ind + 1, f"{c} = False")
+        return c
+
     def gen_conditional(self, c: dict) -> None:
         fn = self.node_names[c["name"]]
         code, _ = self.expr(c["expression"])
         t, f = self.node(c.get("true_next")), self.node(c.get("false_next"))
         self.emit(0, f"def {fn}(P, H):")
+        code = self._oob_false(1, code)
         if self.trace:
             self.emit(1, f"_c = bool({code})")
             self.emit(1, f"TR('condition {c['name']}: ' + ('true' if _c else 'false'))")

@@ -1,7 +1,8 @@
 // A header stack indexed by a value known only at run time: a statement that writes (or validates)
 // an element out of range does nothing, as p4c's HSIndexSimplifier makes it (one copy of the
-// statement per index, each under `if (i == k)`), while the statements around it still run; in
-// range, the element at the index is the one changed.
+// statement per index, each under `if (i == k)`), while the statements around it still run, and a
+// condition that reads an element out of range is false (the chain `if (i == k && c[k])` ends in
+// the else branch); in range, the element at the index is the one read or changed.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -41,6 +42,11 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
     }
     apply {
         sm.egress_spec = 1;
+        if (hdr.s[hdr.x.i].v == 0xAA) {   // false when x.i > 1
+            hdr.x.seen = hdr.x.seen | 0x80;
+        } else {
+            hdr.x.seen = hdr.x.seen | 0x40;
+        }
         rewrite(0x5A);
         hdr.s[hdr.x.j] = { 0x11 };       // a whole element: skipped when x.j > 1
     }
