@@ -417,6 +417,8 @@ class DeclsMixin(CheckerState):
             self.table_decl(d, scope)
         elif isinstance(d, ast.ValueSetDecl):
             t = self.resolve(d.elem_type, scope)
+            if isinstance(T.unwrap(t), (T.IntType, T.StringType, T.VarbitType)):
+                raise _err(f"{t}: illegal type for a value_set element (bit<W>, int<W>, a struct of them)", d)
             d.size_value = self.const_int(d.size, scope, "a value_set size")
             scope.declare(d.name, d, d.loc)
             del t

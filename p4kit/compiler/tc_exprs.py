@@ -280,6 +280,12 @@ class ExprsMixin(CheckerState):
     def e_Cast(self, e: ast.Cast, scope: Scope, expected: T.Type | None) -> T.Type:
         dst = self.resolve(e.type_ref, scope)
         src = self.expr(e.expr, scope, dst)
+        if not newtype_cast_ok(src, dst):
+            raise _err(
+                f"cannot cast from {src} to {dst}: a 'type' converts only to and from the type it is "
+                "declared from",
+                e,
+            )
         d, s = T.unwrap(dst), T.unwrap(src)
         if isinstance(d, T.SerEnumType):
             d = d.underlying
@@ -456,6 +462,8 @@ class ExprsMixin(CheckerState):
         rt = self.expr(e.right, scope, expected if op in _ARITH else lt)
         if op in ("/", "%"):
             check_division(op, e, lt, rt)
+        if op in _EQUALITY and any(isinstance(T.unwrap(x), T.ApplyResultType) for x in (lt, rt)):
+            raise _err("table application results cannot be compared (use .hit, .miss or action_run)", e)
         t = self.unify_operands(e.left, lt, e.right, rt, op, e)
         u = T.unwrap(t)
         if isinstance(u, T.SerEnumType) and op not in _EQUALITY:
@@ -628,3 +636,16 @@ def check_division(op: str, e: ast.BinaryOp, lt: T.Type, rt: T.Type) -> None:
     v = e.right.const_value
     if isinstance(v, int) and not isinstance(v, bool) and v == 0:
         raise _err(f"'{op}': {name} by zero", e)
+
+
+def newtype_cast_ok(src: T.Type, dst: T.Type) -> bool:
+    """A cast that involves a `type`-declared type goes one step: between the new type and the type
+    it is declared from (or from an unsized literal). `(t1)a` with `type bit<1> t1` and `a` of type
+    bit<2> needs an intermediate cast, as p4c says."""
+    if not isinstance(src, T.NewType) and not isinstance(dst, T.NewType):
+        return True
+    if T.same_type(src, dst) or isinstance(src, T.IntType):
+        return True
+    if isinstance(dst, T.NewType) and T.same_type(dst.underlying, src):
+        return True
+    return isinstance(src, T.NewType) and T.same_type(src.underlying, dst)

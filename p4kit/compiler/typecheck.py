@@ -41,6 +41,10 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
         self.unused_generic_errors()
         main = self.globals.lookup("main")
         if isinstance(main, ast.Instantiation):
+            if not isinstance(main.type, T.PackageType):
+                raise _err(
+                    f"main: expected a package instance (such as V1Switch(...) main;), not {main.type}", main
+                )
             p.main = main
 
     def top_decl(self, d: Any, scope: Scope) -> None:
