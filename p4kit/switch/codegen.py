@@ -66,6 +66,15 @@ def stack_at(ids: tuple[int, ...], idx: int) -> int:
     raise StackIndexOutOfRange(f"header stack index {idx} out of bounds (size {len(ids)})")
 
 
+def oob_cond(cond: Any) -> bool:
+    """A predicated condition (an `if` inside an action) that reads a header stack at a run-time
+    index out of range is false, as a control's `if` is (see StackIndexOutOfRange)."""
+    try:
+        return bool(cond())
+    except StackIndexOutOfRange:
+        return False
+
+
 def sign_extend(v: int, w: int) -> int:
     return v - (1 << w) if v >> (w - 1) & 1 else v
 
@@ -533,6 +542,8 @@ class CodeGen:
             w = None if wa is None or wb is None else max(wa, wb)
             if c in ("0", "1", "False", "True"):  # a constant condition (p4c's `bool x = false`)
                 return (a, wa) if c in ("1", "True") else (b, wb)
+            if "_stack_at(" in c:  # out of range: false, as for a control's `if` (_oob_false)
+                c = f"_oob_cond(lambda: {c})"
             return f"({a} if {c} else {b})", w
         if op == "two_comp_mod":
             a, _ = self.expr(left)
@@ -1825,6 +1836,8 @@ class CodeGen:
                     ind = 3
                     if op == "_jump_if_zero":
                         c, _ = self.expr(p["parameters"][0])
+                        if "_stack_at(" in c:
+                            c = f"_oob_cond(lambda: {c})"
                         self.emit(3, f"if not {c}:")
                         ind = 4
                     if target <= k:  # a backward jump (a P4 loop): bound it, a packet must not hang
@@ -2566,6 +2579,7 @@ def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dic
     ns["ExitControl"] = ExitControl
     ns["AssertionFailed"] = AssertionFailed
     ns["StackIndexOutOfRange"] = StackIndexOutOfRange
+    ns["_oob_cond"] = oob_cond
     ns["_stack_at"] = stack_at
     code = compile(src, f"<p4kit pipeline {prog.json.get('program', '')}>", "exec")
     exec(code, ns)

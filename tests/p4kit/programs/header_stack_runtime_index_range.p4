@@ -37,6 +37,11 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
     action rewrite(bit<8> val) {
         hdr.s[hdr.x.i].v = val;          // skipped when x.i > 1
         hdr.x.seen = hdr.x.seen + 1;     // always runs
+        if (hdr.s[hdr.x.i].v == 0x5A) {  // in an action too: false when x.i > 1
+            hdr.x.seen = hdr.x.seen + 0x10;
+        } else {
+            hdr.x.seen = hdr.x.seen + 0x20;
+        }
         hdr.extra[hdr.x.j].setValid();   // skipped when x.j > 2
         hdr.extra[hdr.x.j].v = 0xE0;
     }
