@@ -407,8 +407,13 @@ class CallsMixin(CheckerState):
         if isinstance(su, T.IntType):
             bits = tu.underlying if isinstance(tu, T.SerEnumType) else tu
             if isinstance(bits, T.BitsType):
-                if isinstance(tu, T.SerEnumType) and e.const_value is None:
-                    raise _err(f"type mismatch in {what}: cannot use int as {target}", e)
+                if isinstance(tu, T.SerEnumType):
+                    # p4c: no implicit conversion into an enum, not even of a constant
+                    raise _err(
+                        f"type mismatch in {what}: values of type 'int' cannot be implicitly cast to type "
+                        f"{target} (write ({target}){e.const_value if e.const_value is not None else '...'})",
+                        e,
+                    )
                 self.retype_int(e, target)
                 return
             if isinstance(tu, T.IntType):

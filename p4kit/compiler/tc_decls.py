@@ -143,6 +143,13 @@ class DeclsMixin(CheckerState):
                 raise _err(
                     f"{m.name}: a constructor cannot have type parameters (the extern's own are in scope)", m
                 )
+            shadowed = [t for t in m.type_params if t in d.type_params]
+            if shadowed:
+                raise _err(
+                    f"{shadowed[0]}: type parameter of method {m.name} shadows the type parameter of extern "
+                    f"{d.name} (give it another name)",
+                    m,
+                )
             ms = self.generic_scope(es, m.type_params, m)
             ret = _VOID if m.return_type is None else self.resolve(m.return_type, ms)
             m.type = T.FunctionType(m.name, self.params(m.params, ms, "method"), list(m.type_params), m, ret)
@@ -365,6 +372,9 @@ class DeclsMixin(CheckerState):
         of its underlying type (`(bit<16>)E.A &&& 0xff00`): p4c converts between the two in keysets."""
         ku, vu = T.unwrap(kt), T.unwrap(e.type) if e.type is not None else None
         if isinstance(ku, T.SerEnumType) and isinstance(vu, T.BitsType) and T.same_type(ku.underlying, vu):
+            return
+        if isinstance(ku, T.SerEnumType) and isinstance(vu, T.IntType) and e.const_value is not None:
+            self.retype_int(e, ku.underlying)  # a literal keyset value matches the enum's bits
             return
         self.coerce(e, kt, what)
 

@@ -1,0 +1,42 @@
+// expect-error: 30 values of type 'int' cannot be implicitly cast to type
+// A serializable enum takes its own members; an integer (even a constant one) needs an explicit cast.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    int<8>  s;
+    bit<16> w;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; int<8> y; }
+
+parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+enum bit<8> Kind { DATA = 1, RESULT = 2 }
+
+control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        Kind k = 2;
+        hdr.h.b = (bit<8>)k;
+    }
+}
+
+control MyEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyDeparser(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.h); }
+}
+
+V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), MyDeparser()) main;
