@@ -654,6 +654,15 @@ class DeclsMixin(CheckerState):
             directional = [p for p in params if p.direction]
             if len(args) == len(params):
                 bound = params
+                for given, listed_arg in zip(
+                    args[:skip], (listed.args or []) if listed is not None else [], strict=False
+                ):
+                    if not same_expression(given.value, listed_arg.value):
+                        raise _err(
+                            f"argument does not match the one bound in the actions list of table {table.name} "
+                            f"(line {listed.loc.line if listed.loc else '?'})",
+                            given,
+                        )
             elif len(args) == len(params) - skip or len(args) == len(params) - len(directional):
                 bound = params[len(params) - len(args) :]
             else:
@@ -671,6 +680,24 @@ class DeclsMixin(CheckerState):
         assert p.type is not None
         optional = ast.find_annotation(p.annotations, "optional") is not None
         return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)
+
+
+def same_expression(a: Any, b: Any) -> bool:
+    """Whether two expressions are written the same (names, members, indices and constants): the
+    directional arguments of a default action or entry must repeat those of the actions list."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.Constant):
+        return a.value == b.value
+    if isinstance(a, ast.PathExpression):
+        return a.name == b.name and a.is_global == b.is_global
+    if isinstance(a, ast.Member):
+        return a.member == b.member and same_expression(a.expr, b.expr)
+    if isinstance(a, ast.ArrayIndex):
+        return same_expression(a.expr, b.expr) and same_expression(a.index, b.index)
+    if isinstance(a, ast.Slice):
+        return a.hi_value == b.hi_value and a.lo_value == b.lo_value and same_expression(a.expr, b.expr)
+    return a is b
 
 
 def find_call(e: Any) -> ast.MethodCallExpression | None:
