@@ -157,6 +157,19 @@ def encode_empty(header: IncHeader) -> bytes:
     return header.pack()
 
 
+def header_bytes(
+    tenant: int, rnd: int, slot: int, chunk: int, kind: int, flags: int, epoch: int, fmt: int, count: int = 1
+) -> bytes:
+    """IncHeader(...).pack() of a worker's contribution (sender 0, exponent 0) without building the
+    object: a worker packs one per packet, and the dataclass cost more than the packet's values."""
+    return HEADER.pack(INC_VERSION, kind, flags, 0, tenant, rnd, slot, count, chunk, epoch, 0, fmt, 0)
+
+
+def lanes_bytes(rows: np.ndarray) -> bytes:
+    """Rows of uint32 words in wire order, all at once: row i is bytes [i * 4 * words, (i + 1) * ...)."""
+    return np.ascontiguousarray(rows).astype(LANE_DTYPE, copy=False).tobytes()
+
+
 def encode(header: IncHeader, lanes: np.ndarray) -> bytes:
     """A whole INC payload (header + values): INC_LANES uint32 words, or WIDE_WORDS in a wide format."""
     words = WIDE_WORDS if is_wide(header.format) else INC_LANES

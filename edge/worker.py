@@ -45,18 +45,18 @@ from edge.protocol import (
     FRAME_LEN,
     FRAME_OVERHEAD,
     GROUPS,
+    HEADER,
     HEADER_LEN,
     INC_LANES,
     INC_UDP_PORT,
+    INC_VERSION,
     KIND_SUM,
+    LANE_DTYPE,
     WIDE_OF,
     WIDE_WORDS,
-    IncHeader,
-    MalformedPacket,
     chunk_space,
-    decode,
-    encode,
-    encode_empty,
+    header_bytes,
+    lanes_bytes,
     packet_len,
     slot_of,
     worker_port,
@@ -544,6 +544,10 @@ class ReduceStream:
         self.reply_len = packet_len(self.reply_fmt)
         self.timing, self.stats, self.transmit = timing, stats, transmit
         self.total = lanes.shape[0]
+        if lanes.ndim != 2 or lanes.shape[1] != INC_LANES:
+            raise ValueError(f"a worker sends rows of {INC_LANES} words, got shape {lanes.shape}")
+        # every row in wire order at once: a packet is its header and a slice of this
+        self.wire, self.row_bytes = lanes_bytes(lanes), 4 * lanes.shape[1]
         words = INC_LANES if self.groups == 1 else WIDE_WORDS
         self.result = np.zeros((self.total, words), dtype=np.uint32)
         self.done = np.zeros(self.total, dtype=bool)
@@ -583,22 +587,17 @@ class ReduceStream:
 
     def _send(self, index: int, retransmit: bool) -> bool:
         chunk = (self.first + self.groups * index) % self.space
-        slot, copy = slot_of(chunk, self.job.nslots)
+        job = self.job
+        slot, copy = slot_of(chunk, job.nslots)
         flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
-        header = IncHeader(
-            self.job.tenant,
-            self.job.round,
-            slot,
-            chunk,
-            kind=self.kind,
-            flags=flags,
-            epoch=self.job.epoch,
-            format=self.fmt,
-        )
         if self.present is None or self.present[index]:
-            payload = encode(header, self.lanes[index])
-        else:
-            payload = encode_empty(header)
+            n = self.row_bytes
+            header = header_bytes(job.tenant, job.round, slot, chunk, self.kind, flags, job.epoch, self.fmt)
+            payload = header + self.wire[index * n : (index + 1) * n]
+        else:  # an empty contribution (sparse): the header alone, count 0
+            payload = header_bytes(
+                job.tenant, job.round, slot, chunk, self.kind, flags, job.epoch, FMT_EMPTY, 0
+            )
         if not self.transmit(payload):
             return False
         self.stats.packets_sent += 1
@@ -782,39 +781,44 @@ class ReduceStream:
         job = self.job
         self.stats.bytes_received += len(payload) + FRAME_OVERHEAD
         sparse = self.counts is not None
-        if (len(payload) != self.reply_len and not (sparse and len(payload) == HEADER_LEN)) or (
-            source != self.source
+        size = len(payload)
+        if (size != self.reply_len and not (sparse and size == HEADER_LEN)) or source != self.source:
+            self.stats.rejected += 1
+            return False
+        # the header's fields as decode() checks them, without building an IncHeader per result
+        version, kind, flags, _, tenant, rnd, slot_no, count, chunk, epoch, _, fmt, _ = HEADER.unpack_from(
+            payload
+        )
+        if (
+            version != INC_VERSION
+            or fmt not in GROUPS
+            or size != packet_len(fmt)
+            or not flags & F_RESULT
+            or tenant != job.tenant
+            or epoch != job.epoch
         ):
             self.stats.rejected += 1
             return False
-        try:
-            header, values = decode(payload)
-        except MalformedPacket:
-            self.stats.rejected += 1
-            return False
-        if not header.flags & F_RESULT or header.tenant != job.tenant or header.epoch != job.epoch:
-            self.stats.rejected += 1
-            return False
-        ahead = (header.chunk - self.first) % self.space if header.chunk < self.space else -1
+        ahead = (chunk - self.first) % self.space if chunk < self.space else -1
         index = ahead // self.groups if ahead % self.groups == 0 else -1
         if (
-            header.round != job.round
-            or header.kind != self.kind
-            or (header.format != self.reply_fmt and not (sparse and header.format == FMT_EMPTY))
+            rnd != job.round
+            or kind != self.kind
+            or (fmt != self.reply_fmt and not (sparse and fmt == FMT_EMPTY))
             or not 0 <= index < self.total
             or self.done[index]
         ):
             # a late copy: of this call, of the call before (the exponent agreement, another round)
             self.stats.duplicates += 1
             return False
-        slot, copy = slot_of(header.chunk, job.nslots)
-        if header.slot != slot or bool(header.flags & F_VERSION) != bool(copy):
+        slot, copy = slot_of(chunk, job.nslots)
+        if slot_no != slot or bool(flags & F_VERSION) != bool(copy):
             self.stats.rejected += 1
             return False
         expected = job.workers if self.counts is None else int(self.counts[index])
-        if header.count != expected:
+        if count != expected:
             raise IncProtocolError(
-                f"chunk {header.chunk}: the result sums {header.count} contributions, but "
+                f"chunk {chunk}: the result sums {count} contributions, but "
                 + (
                     f"the job has {job.workers} workers"
                     if self.counts is None
@@ -822,7 +826,10 @@ class ReduceStream:
                 )
                 + ": the tree installed in the switches does not match"
             )
-        self.result[index] = values
+        if fmt == FMT_EMPTY:
+            self.result[index] = 0
+        else:
+            self.result[index] = np.frombuffer(payload, dtype=LANE_DTYPE, offset=HEADER_LEN)
         self.done[index] = True
         self.remaining -= 1
         f = self.inflight.pop(index, None)
