@@ -1,0 +1,25 @@
+"""scripts/bench_worker.py runs a whole stream against its echoing switch and reports CPU per packet."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_worker.py"
+
+
+def test_the_worker_benchmark_completes_a_stream_and_reports_per_packet_cpu() -> None:
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), "--chunks", "300", "--repeat", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["chunks"] == 300 and len(out["runs"]) == 2
+    assert 0 < out["us_per_packet_best"] <= out["us_per_packet_median"]
+    bad = subprocess.run([sys.executable, str(SCRIPT), "--chunks", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "must be positive" in bad.stderr
