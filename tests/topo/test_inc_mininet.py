@@ -138,10 +138,19 @@ def test_host_baselines_are_exact_and_never_beat_their_bounds(wan3_lossy) -> Non
     from topo.allreduce_run import run_baseline
 
     spec = AllreduceSpec(elements=16384, mode="int32")
+    vector = 4 * spec.elements
     for algo in ("hierarchical", "ring"):
         res = run_baseline(wan3_lossy, spec, algo, _log)
         assert res.errors == [] and res.exact, algo
         assert 0 < res.bound_s <= res.seconds, (algo, res.bound_s, res.seconds)
+        # a 64 KiB warm-up is over long before the common start, 3 s after the launch
+        assert res.extra["bytes_counted_from"] == "start", res.stats
+        if algo == "hierarchical":
+            # the timed allreduce's bytes only, not its untimed warm-up's (which doubled them): each
+            # of the three site leaders sends 2 x 2/3 of the vector over the WAN in the leaders' ring,
+            # 4 vectors in all, with TCP's headers, losses and repairs on top
+            wan = res.extra["bytes"]["wan"]
+            assert 4 * vector <= wan < 6 * vector, (wan, vector)
 
 
 def test_secure_aggregation_is_exact_through_the_switches(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
