@@ -20,10 +20,12 @@ _TYPE_BESIDE_FUNCTIONS = (ast.ControlDecl, ast.ParserDecl)
 
 
 def _type_beside_functions(existing: list[Any], decl: Any) -> bool:
-    """Whether `decl` may join `existing`: one parser/control type among functions."""
+    """Whether `decl` may join `existing`: one parser/control type among extern functions (a
+    function the program defines with a control's name is a re-declaration, as p4c says)."""
     together = [*existing, decl]
     types = [d for d in together if isinstance(d, _TYPE_BESIDE_FUNCTIONS)]
-    return len(types) == 1 and all(isinstance(d, (*_OVERLOADABLE, *_TYPE_BESIDE_FUNCTIONS)) for d in together)
+    beside = (ast.ExternFunctionDecl, ast.MethodDecl, *_TYPE_BESIDE_FUNCTIONS)
+    return len(types) == 1 and all(isinstance(d, beside) for d in together)
 
 
 class Scope:
@@ -46,6 +48,10 @@ class Scope:
                 # with lookup(), calls with lookup_all()
                 existing.append(decl)
                 return
+            if any(isinstance(d, _TYPE_BESIDE_FUNCTIONS) for d in [*existing, decl]):
+                raise CompileError(
+                    f"re-declaration of '{name}' with a different type (a parser or control)", loc
+                )
             raise CompileError(f"duplicate declaration of '{name}'", loc)
         self.names[name] = [decl]
 

@@ -43,9 +43,12 @@ class DeclsMixin(CheckerState):
             self.check_field_type(d.kind, ft, f)
             t.fields.append(T.StructField(f.name, ft, f.annotations))
         if d.kind == "header":
-            varbits = [f for f in t.fields if isinstance(f.type, T.VarbitType)]
+            varbits = [f for f in d.fields if isinstance(T.unwrap(f.type_ref.resolved), T.VarbitType)]
             if len(varbits) > 1:
-                raise _err(f"header {d.name} has more than one varbit field", d)
+                raise _err(
+                    f"{varbits[0].name} and {varbits[1].name}: header {d.name} has more than one varbit field",
+                    varbits[0],
+                )
         d.type = t
         scope.declare(d.name, d, d.loc)
 

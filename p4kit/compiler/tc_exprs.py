@@ -403,14 +403,6 @@ class ExprsMixin(CheckerState):
             lt = self.expr(e.left, scope, expected)
             rt = self.expr(e.right, scope)
             lu, ru = T.unwrap(lt), T.unwrap(rt)
-            if (
-                isinstance(lu, T.IntType)
-                and expected is not None
-                and isinstance(T.unwrap(expected), T.BitsType)
-            ):
-                if e.left.const_value is None or e.right.const_value is None:
-                    self.retype_int(e.left, expected)
-                    lt, lu = expected, T.unwrap(expected)
             if not isinstance(lu, (T.BitsType, T.IntType)):
                 raise _err(f"the left operand of '{op}' must be an integer, not {lt}", e.left)
             if isinstance(ru, T.BitsType) and ru.signed:
