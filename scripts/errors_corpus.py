@@ -24,6 +24,7 @@ import argparse
 import difflib
 import json
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -125,14 +126,23 @@ class Outcome:
     p4kit_message: str
 
 
-def run_one(src: Path) -> Outcome:
+def run_one(src: Path, p4c: list[str] | None = None) -> Outcome:
     stderr_file = src.with_name(src.name + "-stderr")
     ref = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
     errors = p4c_errors(ref)
     source = src.read_text(errors="replace").splitlines()
     want = expected_line(errors, source, p4c_errors(ref, warnings=True)) if errors else None
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [str(P4C), "--target", "bmv2", "--arch", "v1model", "-o", f"{tmp}/out.json", str(src)]
+        cmd = [
+            *(p4c or [str(P4C)]),
+            "--target",
+            "bmv2",
+            "--arch",
+            "v1model",
+            "-o",
+            f"{tmp}/out.json",
+            str(src),
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -166,10 +176,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object (counts and every outcome)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("-v", "--verbose", action="store_true", help="list every program that is not `same line`")
+    ap.add_argument(
+        "--p4c",
+        metavar="CMD",
+        help="the compiler command to measure (default: this venv's p4kit-p4c); an older p4kit unpacked "
+        "in OLD (git archive REV p4kit | tar -x -C OLD) runs with: --p4c 'env -C OLD "
+        "PYTHONPATH=OLD:SITE_PACKAGES .venv/bin/python -S -m p4kit.compiler.cli' (-S and -C keep the "
+        "editable install and the work tree off the path)",
+    )
     ns = ap.parse_args(argv)
     programs = sorted(p for p in ns.directory.glob("*.p4") if p.with_name(p.name + "-stderr").exists())
     with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        outcomes = list(pool.map(run_one, programs))
+        cmd = shlex.split(ns.p4c) if ns.p4c else None
+        outcomes = list(pool.map(lambda src: run_one(src, cmd), programs))
     counts = Counter(o.verdict for o in outcomes)
     rejecting = sum(counts[v] for v in ("same line", "other line", "accepted", "crashed"))
     summary = {
