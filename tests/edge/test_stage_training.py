@@ -22,7 +22,7 @@ from edge.training.comms import EdgeComm
 SITES = [1, 2, 3, 4]
 ROUNDS = [(1, [(1, 2), (3, 4)]), (2, [(1, 3), (2, 4)])]
 ELEMENTS = 2410  # the training model's parameters: 38 chunks, the last one partly padding
-PORT = 47104
+PORT = 27104  # below the ephemeral range (32768-60999): no client socket of another test can hold it
 
 
 def _ip(site: int) -> str:
