@@ -44,6 +44,11 @@ def read_rows(path: Path) -> np.ndarray:
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
             ranked = {_key_rank(k): k for k in loaded.files}
+            if len(ranked) < len(loaded.files) and None not in ranked:  # rank0 and arr_0 both: which one?
+                raise InputError(
+                    f"{path}: two arrays name the same rank ({sorted(loaded.files)}): name them either "
+                    "rank0, rank1, ... or arr_0, arr_1, ..., not both"
+                )
             if None in ranked or not ranked:
                 raise InputError(
                     f"{path}: a .npz of inputs holds one array per rank named rank0, rank1, ... (or arr_0, "
@@ -94,13 +99,14 @@ def prepare(rows: np.ndarray, mode: str, workers: int, source: str = "the inputs
         dtype = np.int8
     else:
         raise InputError(f"unknown mode {mode!r}")
-    wide_i = rows.astype(np.int64) if np.issubdtype(rows.dtype, np.integer) else rows.astype(np.float64)
-    if wide_i.min() < lo or wide_i.max() > hi:
+    # compared in the file's own type, as Python numbers: a uint64 beyond int64 must not wrap negative first
+    least, most = rows.min().item(), rows.max().item()
+    if least < lo or most > hi:
         raise InputError(
-            f"{source}: values {wide_i.min():g}..{wide_i.max():g} do not fit mode {mode}, whose inputs are "
+            f"{source}: values {least:g}..{most:g} do not fit mode {mode}, whose inputs are "
             f"{lo}..{hi} (the sums may exceed it: they are exact, widened at the first switch)"
         )
-    return wide_i.astype(dtype)
+    return rows.astype(dtype)
 
 
 def stage_rows(rows: np.ndarray, mode: str, workers: int, into: Path) -> tuple[Path, int]:

@@ -213,8 +213,6 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
         args.elements = int(rows.shape[1])
     elif args.elements is None:
         args.elements = 65536
-    if not require_root("allreduce"):
-        return 1
     if args.elements < 1 or args.tenants < 1 or args.slots < 0 or not 1 <= args.repeat <= 100:
         raise SystemExit(
             "tributary allreduce: --elements and --tenants must be positive, --slots not negative, "
@@ -225,6 +223,9 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "tributary allreduce: --slots at most 4096 (a switch's pool), --min-slots not negative and at "
             "most --slots"
         )
+    # every argument is checked before asking for root, so a mistake is reported as itself
+    if not require_root("allreduce"):
+        return 1
     from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc
     from topo.session import running_wan
 
