@@ -17,7 +17,9 @@ from p4kit.compiler.tc_common import (
     CheckerState,
     _err,
     check_not_recursive,
+    refuse_default_values,
 )
+from p4kit.compiler.tc_exprs import has_varbit
 
 
 class CallsMixin(CheckerState):
@@ -202,7 +204,7 @@ class CallsMixin(CheckerState):
                 raise _err(f"extract needs a header, not a value of type {t}", info.args[0])
         if extern == "packet_in" and method == "lookahead":
             looked = info.type_bindings.get("T")
-            if looked is not None and _has_varbit(T.unwrap(looked)):
+            if looked is not None and has_varbit(T.unwrap(looked)):
                 raise _err(f"{looked}: the type argument of lookahead must be a fixed-width type", node)
         if extern == "packet_out" and method == "emit" and info.args and info.args[0] is not None:
             if not self.emittable(T.unwrap(info.args[0].type or _VOID)):
@@ -311,6 +313,7 @@ class CallsMixin(CheckerState):
             if s is None:
                 continue
             pt = self.subst(p.type, b)
+            refuse_default_values(s, f"an argument of {what}")
             exp = pt if not self.has_typevars(pt) else None
             at = self.expr(s, scope, exp)
             self.unify(pt, at, b)
@@ -500,14 +503,3 @@ class CallsMixin(CheckerState):
         if T.same_type(a, b):
             return True
         return T.same_type(T.unwrap(a), T.unwrap(b))
-
-
-def _has_varbit(t: T.Type) -> bool:
-    """Whether a value of type `t` has a varbit somewhere (its width is then known only at run time)."""
-    if isinstance(t, T.VarbitType):
-        return True
-    if isinstance(t, T.StructLikeType):
-        return any(_has_varbit(T.unwrap(f.type)) for f in t.fields)
-    if isinstance(t, T.TupleType):
-        return any(_has_varbit(T.unwrap(x)) for x in t.elems)
-    return False

@@ -45,6 +45,23 @@ def check_not_recursive(state: CheckerState, decl: Any, call: Any) -> None:
         raise _err(f"{decl.name}: recursive {what} call (P4 {what}s cannot call themselves)", call)
 
 
+def uses_default_values(e: Any) -> bool:
+    """Whether expression `e` is or holds a `...` default-value initializer (`{1, ...}`, `{a = 1, ...}`)."""
+    if isinstance(e, ast.DotsExpression):
+        return True
+    if isinstance(e, ast.ListExpression):
+        return e.dots or any(uses_default_values(x) for x in e.elems)
+    if isinstance(e, ast.StructExpression):
+        return e.dots or any(uses_default_values(f.value) for f in e.fields)
+    return False
+
+
+def refuse_default_values(e: Any, where: str) -> None:
+    """p4c fills `...` only where a value initializes a location (a declaration or an assignment)."""
+    if isinstance(e, (ast.ListExpression, ast.StructExpression)) and uses_default_values(e):
+        raise _err(f"default values {{...}} cannot be used in {where}", e)
+
+
 def check_width(width: int, text: str, node: Any) -> None:
     """p4c's message for a type wider than it supports; `text` is the type as written (bit<4096>)."""
     if width > MAX_WIDTH:

@@ -34,6 +34,7 @@ from p4kit.compiler.tc_common import (
     CheckerState,
     _err,
     check_width,
+    refuse_default_values,
 )
 
 
@@ -454,6 +455,9 @@ class ExprsMixin(CheckerState):
         rt = self.expr(e.right, scope, expected if op in _ARITH else lt)
         if op in ("/", "%"):
             check_division(op, e, lt, rt)
+        if op in _EQUALITY:
+            refuse_default_values(e.left, f"a comparison ('{op}')")
+            refuse_default_values(e.right, f"a comparison ('{op}')")
         if op in _EQUALITY and any(isinstance(T.unwrap(x), T.ApplyResultType) for x in (lt, rt)):
             raise _err("table application results cannot be compared (use .hit, .miss or action_run)", e)
         t = self.unify_operands(e.left, lt, e.right, rt, op, e)
@@ -553,6 +557,7 @@ class ExprsMixin(CheckerState):
         exp_elems: list[T.Type | None] = [None] * len(e.elems)
         u = T.unwrap(expected) if expected is not None else None
         n = len(e.elems)
+        refuse_dots_for_varbit(e, u, expected)
         if isinstance(u, T.StructLikeType) and (len(u.fields) == n or (e.dots and len(u.fields) >= n)):
             exp_elems = [f.type for f in u.fields][:n]
         elif isinstance(u, T.TupleType) and (len(u.elems) == n or (e.dots and len(u.elems) >= n)):
@@ -582,6 +587,7 @@ class ExprsMixin(CheckerState):
         return T.StructInitType(fields)
 
     def struct_fields(self, e: ast.StructExpression, u: T.StructLikeType, scope: Scope) -> None:
+        refuse_dots_for_varbit(e, u, u)
         given = set()
         for f in e.fields:
             sf = u.field(f.name)
@@ -641,3 +647,21 @@ def newtype_cast_ok(src: T.Type, dst: T.Type) -> bool:
     if isinstance(dst, T.NewType) and T.same_type(dst.underlying, src):
         return True
     return isinstance(src, T.NewType) and T.same_type(src.underlying, dst)
+
+
+def refuse_dots_for_varbit(e: ast.ListExpression | ast.StructExpression, u: Any, shown: Any) -> None:
+    """p4c: a struct, header or tuple holding a varbit cannot be initialized with `...` (a varbit
+    has no default width)."""
+    if e.dots and isinstance(u, (T.StructLikeType, T.TupleType)) and has_varbit(u):
+        raise _err(f"{shown} holds a varbit field and cannot be initialized using '...'", e)
+
+
+def has_varbit(t: T.Type) -> bool:
+    """Whether a value of type `t` holds a varbit somewhere (its width is then known only at run time)."""
+    if isinstance(t, T.VarbitType):
+        return True
+    if isinstance(t, T.StructLikeType):
+        return any(has_varbit(T.unwrap(f.type)) for f in t.fields)
+    if isinstance(t, T.TupleType):
+        return any(has_varbit(T.unwrap(x)) for x in t.elems)
+    return False

@@ -12,6 +12,7 @@ from p4kit.compiler.tc_common import (
     _BOOL,
     CheckerState,
     _err,
+    refuse_default_values,
 )
 
 
@@ -88,6 +89,7 @@ class StmtsMixin(CheckerState):
             else:
                 if isinstance(rt, T.VoidType):
                     raise _err("'return' with a value in a function that returns void", st.expr)
+                refuse_default_values(st.expr, "a return statement")
                 self.expr(st.expr, scope, rt)
                 self.coerce(st.expr, rt, "return value")
         elif isinstance(st, ast.ExitStatement):
