@@ -77,6 +77,17 @@ def check_int32(values: np.ndarray) -> np.ndarray:
     return arr.astype(np.int32, copy=False)
 
 
+def wrapped_sums(exact: np.ndarray) -> dict[str, int]:
+    """How many elements of an int32 allreduce wrapped: int32 inputs are taken whole, but their sum is
+    int32 too (the switches add two's complement, as a host int32 sum does), so an exact sum beyond
+    -2^31 .. 2^31-1 arrives modulo 2^32. `exact` is the wide (int64) sum; the result is the count and the
+    first such element (-1 if none), so a user sees what "exact" (bit for bit the int32 sum) left out."""
+    s = np.asarray(exact, dtype=np.int64).reshape(-1)
+    beyond = (s < INT32_MIN) | (s > INT32_MAX)
+    count = int(np.count_nonzero(beyond))
+    return {"elements": count, "of": int(s.size), "first": int(np.argmax(beyond)) if count else -1}
+
+
 def int32_to_lanes(values: np.ndarray) -> np.ndarray:
     return pad_to_lanes(np.ascontiguousarray(check_int32(values))).view(np.uint32)
 

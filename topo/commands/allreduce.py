@@ -346,6 +346,19 @@ def _obstacle_keys(inc: list, incs: list, args: argparse.Namespace) -> dict[str,
             "dense_wan_floor_bytes": inc[0].extra.get("dense_wan_floor_bytes"),
             "wan_fraction_of_dense_floor": inc[0].extra.get("wan_fraction_of_dense_floor"),
         }
+    if args.mode == "int32" or (args.mode == "sparse" and args.dtype in (None, "int32")):
+        # int32 sums are int32: where the exact sum leaves int32 it arrives wrapped, "exact" as int32 is
+        from edge import formats
+        from edge.runner import expected_sum
+        from topo.options import wan_from_args
+
+        wan = wan_from_args(args)
+        ranks = list(range(len(wan.sites) * wan.workers_per_site))
+        worker_mode = "sparse" if args.mode == "sparse" else "int32"
+        wide = expected_sum(
+            args.seed + 1, ranks, args.elements, worker_mode, args.density, inputs=args.staged_inputs
+        )
+        out["wrapped"] = formats.wrapped_sums(wide)
     if args.mode in ("int8", "int4"):
         from edge import lowprec
         from edge.runner import expected_sum
