@@ -289,6 +289,8 @@ class DeclsMixin(CheckerState):
             ps.declare(st.name, st, st.loc)
         if not any(st.name == "start" for st in d.states):
             raise _err(f"parser {d.name} has no 'start' state", d)
+        if not reaches_an_end(d):
+            raise _err(f"parser {d.name}: the parser never reaches the accept or reject state", d)
         saved = self.in_parser
         self.in_parser = True
         try:
@@ -683,6 +685,31 @@ class DeclsMixin(CheckerState):
         assert p.type is not None
         optional = ast.find_annotation(p.annotations, "optional") is not None
         return T.ParamInfo(p.name, p.direction, p.type, p.default is not None, optional, p)
+
+
+def reaches_an_end(d: ast.ParserDecl) -> bool:
+    """Whether some path of transitions from `start` ends in accept or reject (a state without a
+    transition goes to reject): a parser that only loops is an error, as p4c says."""
+    states = {st.name: st for st in d.states}
+    seen: set[str] = set()
+    todo = ["start"]
+    while todo:
+        name = todo.pop()
+        if name in ("accept", "reject") or name not in states:
+            return True  # an unknown name is reported by the transition check itself
+        if name in seen:
+            continue
+        seen.add(name)
+        tr = states[name].transition
+        if tr is None:
+            return True
+        if isinstance(tr, ast.PathExpression):
+            todo.append(tr.name)
+        elif isinstance(tr, ast.SelectExpression):
+            todo.extend(c.state.name for c in tr.cases)
+        else:
+            return True
+    return False
 
 
 def same_expression(a: Any, b: Any) -> bool:

@@ -211,6 +211,12 @@ class ExprsMixin(CheckerState):
             if m in ("hit", "miss"):
                 return _BOOL
             if m == "action_run":
+                if e is not self.__dict__.get("_switch_expr"):
+                    raise _err(
+                        "action_run is only allowed as the whole expression of a switch statement "
+                        "(switch (t.apply().action_run) { ... })",
+                        e,
+                    )
                 return T.ActionEnumType(u.table)
             raise _err(f"the result of apply() has no member '{m}' (use hit, miss or action_run)", e)
         raise _err(f"a value of type {bt} has no member '{m}'", e)

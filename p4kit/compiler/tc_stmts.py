@@ -154,7 +154,12 @@ class StmtsMixin(CheckerState):
         if scope.enclosing("action") is not None:
             # p4c's front end (EliminateSwitch) rejects them for every target
             raise _err("switch statements are not supported in actions (use if/else)", st)
-        t = self.expr(st.expr, scope)
+        saved = self.__dict__.get("_switch_expr")
+        self.__dict__["_switch_expr"] = st.expr  # the one place where action_run may appear
+        try:
+            t = self.expr(st.expr, scope)
+        finally:
+            self.__dict__["_switch_expr"] = saved
         seen: set[Any] = set()
         default_seen = False
         for i, c in enumerate(st.cases):
