@@ -77,6 +77,30 @@ def check_int32(values: np.ndarray) -> np.ndarray:
     return arr.astype(np.int32, copy=False)
 
 
+# the least real number that rounds to infinity in float32: its largest finite value plus half an ulp
+FLOAT32_OVERFLOW = float(np.finfo(np.float32).max) + 2.0**103
+
+
+def quantised_float_ok(got: np.ndarray, exact: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Per element: is a quantised (fixed-point or MX) float32 result right for the exact float64 sum
+    `exact` (NaN or an infinity where the inputs' NaN and infinities make one, as IEEE addition does) and
+    its error bound `bound`? A NaN or infinite sum must come back as itself. A finite one must come back
+    within its bound; and where the bound reaches float32's overflow threshold, the infinity of the sum's
+    sign is right too, whichever side of the threshold the sum lies: the fixed-point sum is only known
+    to `bound`, so rounding it to float32 may give the infinity for a sum just below the threshold
+    (largest value plus 1e31: IEEE rounds it down) or a finite value for one just above (MX cannot
+    even encode float32's largest values)."""
+    g = np.asarray(got, dtype=np.float64)
+    x = np.asarray(exact, dtype=np.float64)
+    b = np.asarray(bound, dtype=np.float64)
+    special = ~np.isfinite(x)
+    same_special = (np.isnan(g) & np.isnan(x)) | (np.isinf(x) & (g == x))
+    with np.errstate(invalid="ignore"):
+        within = np.isfinite(g) & (np.abs(g - x) <= b)
+    overflowed = np.isinf(g) & (np.sign(g) == np.sign(x)) & (np.abs(x) + b >= FLOAT32_OVERFLOW)
+    return np.where(special, same_special, within | overflowed)
+
+
 def wrapped_sums(exact: np.ndarray) -> dict[str, int]:
     """How many elements of an int32 allreduce wrapped: int32 inputs are taken whole, but their sum is
     int32 too (the switches add two's complement, as a host int32 sum does), so an exact sum beyond
@@ -212,4 +236,5 @@ def allreduce_with(
     result = fixed_to_float(summed[:blocks], shifts)
     if special.size:
         result[special] = apply_specials(result[special], summed[blocks:])
-    return result.reshape(-1)[: arr.size].astype(np.float32).reshape(arr.shape)
+    with np.errstate(over="ignore"):  # a sum beyond float32's range is its infinity, as IEEE addition gives
+        return result.reshape(-1)[: arr.size].astype(np.float32).reshape(arr.shape)
