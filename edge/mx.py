@@ -107,7 +107,8 @@ def mx_allreduce(reduce: formats.LaneReduce, values: np.ndarray, workers: int, m
     if special.size:
         counts = reduce(formats.special_counts(blocks.reshape(rows, INC_LANES)[special]), KIND_SUM)
         result[special] = formats.apply_specials(result[special], counts)
-    return result.reshape(-1)[: arr.size].astype(np.float32).reshape(arr.shape)
+    with np.errstate(over="ignore"):  # a sum beyond float32's range is its infinity, as IEEE addition gives
+        return result.reshape(-1)[: arr.size].astype(np.float32).reshape(arr.shape)
 
 
 def agreed_scales(inputs: list[np.ndarray]) -> np.ndarray:

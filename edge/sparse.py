@@ -245,7 +245,8 @@ def sparse_float_allreduce(
         out = formats.fixed_to_float(summed[:n], shifts)
         if special.size:
             out[special] = formats.apply_specials(out[special], summed[n:])
-        result[union] = out.astype(np.float32)
+        with np.errstate(over="ignore"):  # a sum beyond float32's range is its infinity, as in IEEE
+            result[union] = out.astype(np.float32)
     report = SparseReport("sparse", blocks, int(held.sum()), int(union.size), reason)
     return result.reshape(-1)[: arr.size].reshape(arr.shape), report
 
