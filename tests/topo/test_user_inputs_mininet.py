@@ -42,6 +42,10 @@ def test_specials_zeros_overflow_and_mixed_scales(wan3_lossy, tmp_path: Path, mo
     rows[:, 128:192] = 3e38  # six of them: 1.8e39, beyond float32 (inf, as float32 addition gives)
     for r in range(WORKERS):  # a block whose workers differ in scale by 2^40
         rows[r, 192:256] = np.ldexp(rng.standard_normal(64), -20 + 8 * r)
+    # at float32's overflow threshold: the largest value plus 1e31, which IEEE addition rounds down to
+    # the largest value, while the fixed-point sum, known to its bound, may round to inf (both right)
+    rows[:, 256:320] = 0.0
+    rows[0, 256], rows[1, 256] = np.finfo(np.float32).max, 1e31
     res = _run(wan3_lossy, tmp_path, rows, mode)
     assert 0.0 < res.max_abs_error <= res.bound
 
