@@ -19,6 +19,8 @@ WAN = ["allreduce", "--sites", "TYO,NYC,LON", "--workers-per-site", "2", "--loss
         (["--tenants", "0"], "--tenants must be positive"),
         (["--elements", "0"], "--elements and --tenants must be positive"),
         (["--slots", "5000"], "--slots at most 4096"),
+        (["--mode", "int32", "--density", "0.01"], "--density is the block fraction of --mode sparse"),
+        (["--mode", "float32", "--density", "1"], "--mode float32 sends every value"),
     ],
 )
 def test_a_bad_argument_is_named_before_root_is_asked_for(monkeypatch, capsys, extra, says) -> None:  # type: ignore[no-untyped-def]

@@ -201,6 +201,11 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             f"tributary allreduce: --dtype is the element type of --mode sparse; --mode {args.mode} names "
             "its own type (for block-sparse float32: --mode sparse --dtype float32)"
         )
+    if density_given and args.mode != "sparse":
+        raise SystemExit(
+            f"tributary allreduce: --density is the block fraction of --mode sparse; --mode {args.mode} "
+            "sends every value (for block-sparse vectors: --mode sparse --density D)"
+        )
     if args.mode == "sparse" and args.secure:
         raise SystemExit(
             "tributary allreduce: --mode sparse cannot be --secure: the masks make every block dense "
