@@ -286,6 +286,9 @@ class ExprsMixin(CheckerState):
 
     def e_Cast(self, e: ast.Cast, scope: Scope, expected: T.Type | None) -> T.Type:
         dst = self.resolve(e.type_ref, scope)
+        initializer = isinstance(e.expr, (ast.ListExpression, ast.StructExpression))
+        if isinstance(T.unwrap(dst), (T.StructLikeType, T.TupleType, T.HeaderStackType)) and not initializer:
+            raise _err(f"cast to {dst} not supported: only an initializer {{...}} can be cast to it", e)
         src = self.expr(e.expr, scope, dst)
         if not newtype_cast_ok(src, dst):
             raise _err(

@@ -223,6 +223,16 @@ def check_param_type(p: ast.Parameter, t: T.Type, owner: str) -> None:
         raise _err(f"{p.name}: actions cannot have parameters with type int (give it a width)", p)
     if owner == "action" and isinstance(u, T.ExternType):
         raise _err(f"{p.name}: action parameters cannot have extern types ({t})", p)
+    if (
+        owner == "action"
+        and not p.direction
+        and not isinstance(u, (T.BitsType, T.BoolType, T.SerEnumType, T.IntType))
+    ):
+        raise _err(
+            f"action parameter {p.name} has a type ({t}) which is not bit<>, int<>, bool, type or serializable "
+            "enum: directionless parameters are data the control plane supplies",
+            p,
+        )
     if owner in ("parser", "control", "function", "action", "method") and isinstance(
         u, (T.ParserType, T.ControlType, T.PackageType)
     ):

@@ -1,0 +1,43 @@
+// expect-error: 29 which is not bit<>, int<>, bool, type or serializable enum
+// A directionless action parameter is data the control plane writes into an entry: a struct is not one.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  a;
+    bit<8>  b;
+    int<8>  s;
+    bit<16> w;
+}
+
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; int<8> y; }
+
+parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+struct pair_t { bit<8> lo; bit<8> hi; }
+
+control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action set_pair(pair_t p) {
+        hdr.h.a = p.lo;
+    }
+    table t { key = { hdr.h.b : exact; } actions = { set_pair; NoAction; } default_action = NoAction; }
+    apply { t.apply(); }
+}
+
+control MyEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyDeparser(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.h); }
+}
+
+V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), MyDeparser()) main;
