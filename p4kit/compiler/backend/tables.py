@@ -63,6 +63,7 @@ def lower_action(
         scope.bind(p, ValueLoc({"type": "runtime_data", "value": len(runtime_data)}, p.type))
         runtime_data.append({"name": p.name, "bitwidth": bits(p.type)})
         cparams.append(p)
+
     def fill(sl: Any) -> None:
         # an exit in the action also copies out the arguments of the sub-controls it runs in
         sl.exit_hooks = list(exit_hooks or [])
