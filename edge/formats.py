@@ -77,8 +77,9 @@ def check_int32(values: np.ndarray) -> np.ndarray:
     return arr.astype(np.int32, copy=False)
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 # the least real number that rounds to infinity in float32: its largest finite value plus half an ulp
-FLOAT32_OVERFLOW = float(np.finfo(np.float32).max) + 2.0**103
+FLOAT32_OVERFLOW = FLOAT32_MAX + 2.0**103
 
 
 def quantised_float_ok(got: np.ndarray, exact: np.ndarray, bound: np.ndarray) -> np.ndarray:

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from edge import lowprec
+from edge.formats import FLOAT32_MAX
 
 # the element type each worker mode takes its vector in
 FLOAT_MODES = ("float32", "mxint8", "sparse-float32")
 INT32_MODES = ("int32", "sparse")
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 class InputError(ValueError):

@@ -186,9 +186,6 @@ def worker_hosts(running: RunningWan) -> list[str]:
     return [h.name for sw in running.network.fabric.switches for h in sw.hosts if h.role == "worker"]
 
 
-FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
 def _finite(x: np.ndarray) -> np.ndarray:
     """Specials out, as the float32 mode takes them out before its exponent agreement (edge/formats.py)."""
     return np.where(np.isfinite(x), x, np.float32(0))
@@ -220,7 +217,7 @@ def _check(
         exact_sum = expected_sum(seed, ranks, spec.elements, spec.mode, spec.density, given)
     # where IEEE float32 addition gives NaN or an infinity (a NaN or inf among the inputs, or a finite sum
     # beyond float32's range) the result must be that very value; the error bound covers the rest
-    special = ~np.isfinite(exact_sum) | (np.abs(exact_sum) > FLOAT32_MAX)
+    special = ~np.isfinite(exact_sum) | (np.abs(exact_sum) > formats.FLOAT32_MAX)
     bound = 0.0
     if spec.mode == "float32" and quantised:
         blocks = [
