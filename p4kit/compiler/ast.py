@@ -573,12 +573,14 @@ class ErrorDecl(Node):
 
     members: list[str] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
+    member_locs: list[SourceLoc] = field(default_factory=list, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)
 class MatchKindDecl(Node):
     members: list[str] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
+    member_locs: list[SourceLoc] = field(default_factory=list, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)

@@ -119,18 +119,24 @@ class DeclParser(ParserBase):
 
     def error_decl(self, annotations: list[ast.Annotation]) -> ast.ErrorDecl:
         start = self.expect("error")
-        return ast.ErrorDecl(self.name_list(), annotations, loc=self.loc(start))
+        locs: list[Any] = []
+        return ast.ErrorDecl(self.name_list(locs), annotations, loc=self.loc(start), member_locs=locs)
 
     def match_kind_decl(self, annotations: list[ast.Annotation]) -> ast.MatchKindDecl:
         start = self.expect("match_kind")
-        return ast.MatchKindDecl(self.name_list(), annotations, loc=self.loc(start))
+        locs: list[Any] = []
+        return ast.MatchKindDecl(self.name_list(locs), annotations, loc=self.loc(start), member_locs=locs)
 
-    def name_list(self) -> list[str]:
+    def name_list(self, locs: list[Any] | None = None) -> list[str]:
+        """`{ A, B }`; `locs`, when given, gets each name's location (for a duplicate's error)."""
         self.expect("{")
         names: list[str] = []
         while not self.at_punct("}"):
             self.annotations()
-            names.append(self.name().text)
+            tok = self.name()
+            names.append(tok.text)
+            if locs is not None:
+                locs.append(self.loc(tok))
             if not self.accept(","):
                 break
         self.expect("}", "',' or '}'")
