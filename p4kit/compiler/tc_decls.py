@@ -157,8 +157,13 @@ class DeclsMixin(CheckerState):
             ret = _VOID if m.return_type is None else self.resolve(m.return_type, ms)
             m.type = T.FunctionType(m.name, self.params(m.params, ms, "method"), list(m.type_params), m, ret)
             key = (m.name + ("#ctor" if m.is_constructor else ""), len(m.params))
-            if key in seen and not m.is_abstract:
-                pass  # same arity overloads are distinguished by parameter names, as p4c does
+            if key in seen and not m.is_abstract and not m.is_constructor:
+                raise _err(
+                    f"ambiguous method {m.name} with {len(m.params)} parameters: {d.name} declares it "
+                    f"twice (again on line {m.loc.line if m.loc else '?'}); overloads need different "
+                    "numbers of parameters",
+                    seen[key],
+                )
             seen[key] = m
 
     # ---------------------------------------------------------------------------------------------
@@ -525,6 +530,14 @@ class DeclsMixin(CheckerState):
                     unnamed,
                 )
             key_types.append(kt)
+        lpm = [k for k in d.keys if k.match_kind == "lpm"]
+        if len(lpm) > 1:
+            # p4c-bm2-ss: "multiple LPM keys in table" (a BMv2 table matches one longest prefix)
+            raise _err(
+                f"multiple LPM keys in table {d.name} (BMv2 takes at most one lpm key; "
+                f"the second is on line {lpm[1].loc.line if lpm[1].loc else '?'})",
+                d,
+            )
         for ref in d.actions:
             self.action_ref(ref, scope, "list")
         if not d.actions and d.property("actions") is None:

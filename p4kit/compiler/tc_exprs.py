@@ -484,15 +484,15 @@ class ExprsMixin(CheckerState):
         else:
             if not isinstance(u, (T.BitsType, T.IntType)):
                 raise _err(f"'{op}' needs integer operands, not {t}", e)
-            if op in ("/", "%") and e.left.const_value is None and not self.in_action:
+            if op in ("/", "%") and e.left.const_value is None:
                 # p4c-bm2-ss folds division by a power of two into shifts/masks and rejects any other
-                # run-time division outside actions ("could not evaluate at compilation time")
+                # run-time division, in actions too ("could not evaluate at compilation time")
                 rv = e.right.const_value
                 if not (isinstance(rv, int) and rv > 0 and rv & (rv - 1) == 0):
                     name = "division" if op == "/" else "modulo (remainder)"
                     raise _err(
                         f"{name} '{op}' could not be evaluated at compilation time "
-                        "(outside actions BMv2 only divides by powers of two)",
+                        "(BMv2 has no division: only a division by a power of two becomes a shift or mask)",
                         e,
                     )
             result = t if isinstance(T.unwrap(t), (T.BitsType, T.IntType)) else u

@@ -33,6 +33,10 @@ class StmtsMixin(CheckerState):
             st.type = t
             if isinstance(T.unwrap(t), (T.ExternType, T.CallableType, T.VoidType)):
                 raise _err(f"a variable cannot have type {t}", st)
+            if isinstance(T.unwrap(t), (T.IntType, T.StringType)):
+                # p4c: "Cannot declare variables with type int" (int and string exist only at
+                # compile time; a variable needs a width)
+                raise _err(f"{st.name}: cannot declare variables with type {t} (use bit<N> or int<N>)", st)
             if st.init is not None:
                 self.expr(st.init, scope, t)
                 self.coerce(st.init, t, f"initializer of {st.name}")

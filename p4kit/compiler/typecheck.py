@@ -16,7 +16,7 @@ from typing import Any
 
 from p4kit.compiler import ast
 from p4kit.compiler import types as T  # noqa: N812
-from p4kit.compiler.diagnostics import UnsupportedError
+from p4kit.compiler.diagnostics import CompileError, SourceLoc, UnsupportedError
 from p4kit.compiler.scopes import Scope
 from p4kit.compiler.tc_calls import CallsMixin
 from p4kit.compiler.tc_common import CheckerState, _err
@@ -49,14 +49,14 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
 
     def top_decl(self, d: Any, scope: Scope) -> None:
         if isinstance(d, ast.ErrorDecl):
-            for m in d.members:
+            for i, m in enumerate(d.members):
                 if m in self.error_type.members:
-                    raise _err(f"duplicate declaration of error.{m}", d)
+                    raise CompileError(f"duplicate declaration of error.{m}", member_loc(d, i))
                 self.error_type.members.append(m)
         elif isinstance(d, ast.MatchKindDecl):
-            for m in d.members:
+            for i, m in enumerate(d.members):
                 if m in self.match_kind_type.members:
-                    raise _err(f"duplicate declaration of match_kind {m}", d)
+                    raise CompileError(f"duplicate declaration of match_kind {m}", member_loc(d, i))
                 self.match_kind_type.members.append(m)
         elif isinstance(d, ast.StructLikeDecl):
             self.struct_decl(d, scope)
@@ -79,6 +79,11 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
             self.function_decl(d, scope)
         elif isinstance(d, ast.ActionDecl):
             self.action_decl(d, scope)
+        elif isinstance(d, ast.ControlTypeDecl) and (
+            p := next((p for p in d.params if p.default is not None), None)
+        ):
+            # p4c's rule: a control type says what its implementations take, a default belongs to them
+            raise _err(f"{p.name}: control type declarations cannot have parameters with default values", p)
         elif isinstance(d, ast.ParserTypeDecl):
             ps = self.generic_scope(scope, d.type_params, d)
             d.type = T.ParserType(d.name, self.params(d.params, ps, "parser"), list(d.type_params), d)
@@ -106,3 +111,8 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
 def check_program(program: ast.Program) -> None:
     """Check `program` in place; raises CompileError for the first error found."""
     Checker(program).run()
+
+
+def member_loc(d: ast.ErrorDecl | ast.MatchKindDecl, i: int) -> SourceLoc | None:
+    """Where the i-th name of an `error` or `match_kind` list is (the declaration's start if unknown)."""
+    return d.member_locs[i] if i < len(d.member_locs) else d.loc
