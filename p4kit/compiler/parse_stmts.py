@@ -197,7 +197,7 @@ class StmtParser(ParserBase):
                 # `x op= e` means `x = x op e`; the target is parsed a second time to get its own nodes
                 end = self.i
                 self.i = save
-                target = self.expression()
+                target = _share_calls(e, self.expression())
                 self.i = end
                 rhs = self.expression()
                 self.expect(";")
@@ -280,7 +280,7 @@ class StmtParser(ParserBase):
         if op is not None:
             end = self.i
             self.i = save
-            target = self.expression()
+            target = _share_calls(e, self.expression())
             self.i = end
             return ast.AssignmentStatement(e, ast.BinaryOp(op, target, self.expression(), loc=loc), loc=loc)
         if isinstance(e, ast.MethodCallExpression):
@@ -338,3 +338,19 @@ class StmtParser(ParserBase):
                 body = self.block()
             cases.append(ast.SwitchCase(label, body, loc=self.loc(t)))
         return ast.SwitchStatement(e, cases, loc=self.loc(start))
+
+
+def _share_calls(target: Any, copy: Any) -> Any:
+    """The second parse of a compound assignment's target, with each call in it replaced by the same
+    node as in the target: `hs[f(x)].v += 1` evaluates `f(x)` once (P4 evaluates the left-hand side
+    of `op=` once, as p4c does), so the value read and the element written are the same one, and the
+    lowering, which evaluates a call node once, sees one call."""
+    if isinstance(copy, ast.MethodCallExpression) and isinstance(target, ast.MethodCallExpression):
+        return target
+    if isinstance(copy, list) and isinstance(target, list) and len(copy) == len(target):
+        return [_share_calls(t, c) for t, c in zip(target, copy, strict=True)]
+    if isinstance(copy, ast.Node) and type(copy) is type(target):
+        for name, value in vars(copy).items():
+            if isinstance(value, (ast.Node, list)):
+                setattr(copy, name, _share_calls(getattr(target, name, None), value))
+    return copy

@@ -623,6 +623,7 @@ class ControlLowering:
         items: list[Any] = []
         for e in exprs:
             _collect(e, items, control=True)
+        items = _once(items)
         temps: dict[int, Loc] = {}
         snaps: dict[int, Loc] = {}
         for it in items:
@@ -664,6 +665,19 @@ class ControlLowering:
                     lambda sl, c=call, t=tmp: sl.call(c, t), scope, cur, it, hook=hook, overrides=snaps
                 )
         return cur
+
+
+def _once(items: list[Any]) -> list[Any]:
+    """Each call node evaluated once, where it first occurs: a compound assignment's target and its
+    copy on the right share their calls (`hs[f()].v += 1` calls f once)."""
+    seen: set[int] = set()
+    out: list[Any] = []
+    for it in items:
+        key = id(it.expr) if isinstance(it, Snapshot) else id(it)
+        if key not in seen:
+            seen.add(key)
+            out.append(it)
+    return out
 
 
 def _flatten(stmts: list[Any]) -> list[Any]:

@@ -168,6 +168,8 @@ class StmtLowering:
     loops: list[tuple[list[int], list[int]]] = field(default_factory=list)  # (breaks, continues)
     # copy-outs of the enclosing sub-control applications, outermost first, run by an `exit`
     exit_hooks: list[Callable[[StmtLowering], None]] = field(default_factory=list)
+    # calls already evaluated in the assignment being lowered, by node (see eval_call)
+    call_memo: dict[int, Loc] | None = None
 
     def __post_init__(self) -> None:
         self.frames.append(Frame())
@@ -211,10 +213,14 @@ class StmtLowering:
             for x in s.stmts:
                 self.stmt(x)
         elif isinstance(s, ast.AssignmentStatement):
-            if isinstance(s.lhs, ast.Slice):
-                self.assign_slice(s.lhs, s.rhs, s)
-            else:
-                self.assign(self.ex.loc(s.lhs), s.rhs, s)
+            outer, self.call_memo = self.call_memo, {}
+            try:
+                if isinstance(s.lhs, ast.Slice):
+                    self.assign_slice(s.lhs, s.rhs, s)
+                else:
+                    self.assign(self.ex.loc(s.lhs), s.rhs, s)
+            finally:
+                self.call_memo = outer
         elif isinstance(s, ast.MethodCallStatement):
             self.call(s.call)
         elif isinstance(s, ast.VariableDecl):
@@ -625,8 +631,15 @@ class StmtLowering:
             if e.call.kind == "builtin" and e.call.name == "isValid":
                 return ValueLoc(V.b2d(self.ex.cond(e)), T.BitsType(1))
             if e.call.kind in ("function", "extern_function", "extern_method"):
+                # a compound assignment's target and its copy on the right share their calls
+                # (`hs[f()].v += 1`): within one assignment a call node is evaluated once
+                memo = self.call_memo
+                if memo is not None and id(e) in memo:
+                    return memo[id(e)]
                 res = self.ctx.temp(t)
                 self.call(e, res)
+                if memo is not None:
+                    memo[id(e)] = res
                 return res
         raise unsupported("this call inside an expression", e)
 
