@@ -105,6 +105,30 @@ def test_rate_serialises_and_tail_drops() -> None:
         line.close()
 
 
+def test_departures_close_together_share_a_wake_and_are_never_early() -> None:
+    """100 frames that the rate spaces 100 us apart: the timer thread sends them in a few wakes, not
+    one each, and each leaves at its time or at most a grain (plus scheduling) after it."""
+    line = DelayLine()
+    rec = Recorder()
+    try:
+        # 100 Mbit/s, 1250-byte frames: one finishes serialising every 100 us; then 20 ms of delay
+        shaper = LinkShaper(LinkParams(delay_ms=20, rate_mbit=100), rec, line)
+        start = time.monotonic()
+        for _ in range(100):
+            assert shaper.submit(b"x" * 1250)
+        wait_for(rec, 100)
+        assert len(rec.packets) == 100
+        due = [start + 0.020 + (i + 1) * 1e-4 for i in range(100)]
+        lateness = [(t - d) * 1000 for t, d in zip(rec.times, due, strict=True)]
+        assert min(lateness) >= -0.05, lateness  # never early (submissions took a few us each)
+        # a wake per departure would be 100; one per grain (0.5 ms) about 20
+        assert line.wakes <= 50, line.wakes
+        if not overloaded():
+            assert max(lateness) < line.granularity * 1000 + 2.0, lateness
+    finally:
+        line.close()
+
+
 def test_loss_rate_is_close_to_configured() -> None:
     rec = Recorder()
     shaper = LinkShaper(LinkParams(loss_pct=20), rec, None, random.Random(7))
