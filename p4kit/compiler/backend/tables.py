@@ -168,8 +168,11 @@ class TableBuilder:
             and isinstance(no_action, ast.ActionDecl)
             and not any(r.action is no_action for r in refs)
         )
+        noaction_id: int | None = None  # the default when the table names none (P4: NoAction)
         for ref in refs:
             aid, aname = self._action(scope, ref.action, ref)
+            if ref.action is no_action:
+                noaction_id = aid
             action_ids.append(aid)
             names.append(aname)
             res.action_names[id(ref.action)] = aname
@@ -185,6 +188,7 @@ class TableBuilder:
             names.append(aname)
             res.action_names[id(no_action)] = aname
             cp.action_refs.append(CPActionRef(aname, "DEFAULT_ONLY", [CPAnnotation("defaultonly")]))
+            noaction_id = aid
         size = decl.size_value if decl.size_value is not None else DEFAULT_SIZE
         cp.size = size
         j: JSON = {"name": name, "id": self.ctx.out.next_id("table")}
@@ -219,9 +223,11 @@ class TableBuilder:
             }
             if decl.default_action_const:
                 cp.const_default_action = self.ctx.action_names[daid]
-        elif add_noaction:
+        elif noaction_id is not None:
+            # no default_action: NoAction, whether the actions list names it or not (without a
+            # default entry, a miss would skip the `NoAction:` case of a switch on action_run)
             j["default_entry"] = {
-                "action_id": action_ids[-1],
+                "action_id": noaction_id,
                 "action_const": False,
                 "action_data": [],
                 "action_entry_const": False,
