@@ -23,6 +23,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
 from p4kit.cli.session import MAX_PRIORITY, Session
+from p4kit.cli.shell_profiles import ActionProfileCommands
 from p4kit.cli.values import CliError, from_bytes, hex_of, parse_int, to_bytes
 
 MF = p4info_pb2.MatchField
@@ -53,7 +54,7 @@ def _table_kind(t: Any) -> str:
     return "exact"
 
 
-class RuntimeShell(cmd.Cmd):
+class RuntimeShell(ActionProfileCommands, cmd.Cmd):
     """simple_switch_CLI's commands. Each `do_*` docstring is the command's help."""
 
     intro = ""
@@ -223,8 +224,12 @@ class RuntimeShell(cmd.Cmd):
         return lines
 
     def _fmt_action(self, ta: pb.TableAction) -> str:
+        if ta.HasField("action_profile_member_id"):
+            return f"Index: member({ta.action_profile_member_id - 1})"  # handles: shell_profiles.py
+        if ta.HasField("action_profile_group_id"):
+            return f"Index: group({ta.action_profile_group_id - 1})"
         if not ta.HasField("action"):
-            return "(action profile member or group)"
+            return "EMPTY"
         a = self.s.action_by_id(ta.action.action_id)
         widths = {p.id: p.bitwidth for p in a.params}
         data = ", ".join(hex_of(from_bytes(p.value), widths.get(p.param_id, 8)) for p in ta.action.params)
@@ -237,7 +242,12 @@ class RuntimeShell(cmd.Cmd):
             self.say(line)
         if te.priority:
             self.say(f"Priority: {MAX_PRIORITY - te.priority}")
-        self.say(f"Action entry: {self._fmt_action(te.action)}")
+        self._say_action_entry(te.action)
+
+    def _say_action_entry(self, ta: pb.TableAction) -> None:
+        """BMv2's line for what an entry does: its action and data, a member or group, or EMPTY."""
+        text = self._fmt_action(ta)
+        self.say(text if text == "EMPTY" or text.startswith("Index: ") else f"Action entry: {text}")
 
     # ------------------------------------------------------------------ table commands
     def do_table_add(self, line: str) -> None:
@@ -325,15 +335,14 @@ class RuntimeShell(cmd.Cmd):
         for handle, te in self.s.table_entries(t.preamble.id):
             self.say("**********")
             self._dump_entry(t, handle, te)
+        if t.implementation_id:
+            self.dump_profile(self._profile_of_table(t.preamble.name))
         self.say("==========")
         self.say("Dumping default entry")
         default = self.s.read(
             pb.Entity(table_entry=pb.TableEntry(table_id=t.preamble.id, is_default_action=True))
         )
-        if default and default[0].table_entry.HasField("action"):
-            self.say(f"Action entry: {self._fmt_action(default[0].table_entry.action)}")
-        else:
-            self.say("EMPTY")
+        self._say_action_entry(default[0].table_entry.action if default else pb.TableAction())
         self.say("==========")
 
     def do_table_dump_entry(self, line: str) -> None:

@@ -294,3 +294,90 @@ def test_interactive_prompt(switch) -> None:
             proc.kill()
         os.close(master)
     assert [e.match[0].lpm.prefix_len for e in lpm_entries(c)] == [16]
+
+
+def test_action_profiles_members_groups_and_indirect_entries() -> None:
+    """act_prof_* and table_indirect_* build what BMv2's CLI builds, read back over P4Runtime: handle h
+    is P4Runtime id h + 1; a group's member list is changed one member at a time."""
+    from p4kit.compiler.driver import compile_file
+    from p4kit.compiler.p4info import build_p4info
+
+    result = compile_file(PROGRAMS / "table_action_profile_selector.p4")
+    info = build_p4info(result.control_plane)
+    ids = {ap.preamble.name: ap.preamble.id for ap in info.action_profiles}
+    tables = {t.preamble.name: t.preamble.id for t in info.tables}
+    with switch_process("--no-p4") as (addr, _):
+        c = Client(addr, 0)
+        s = c.stream(election=1)
+        assert s.next("arbitration").arbitration.status.code == 0
+        c.set_pipeline(info, json.dumps(result.bmv2).encode())
+        c.close()
+        r = cli(
+            addr,
+            "act_prof_create_member MyIngress.ap MyIngress.set_r1 7\n"
+            "act_prof_create_member MyIngress.ap MyIngress.set_r1 9\n"
+            "act_prof_modify_member MyIngress.ap MyIngress.set_r1 1 => 10\n"
+            "table_indirect_add MyIngress.t_prof 0x0101 => 1\n"
+            "act_prof_create_member MyIngress.as MyIngress.set_port 3\n"
+            "table_indirect_create_member MyIngress.t_sel MyIngress.set_port 4\n"
+            "act_prof_create_group MyIngress.as\n"
+            "act_prof_add_member_to_group MyIngress.as 0 0\n"
+            "act_prof_add_member_to_group MyIngress.as 1 0\n"
+            "act_prof_remove_member_from_group MyIngress.as 0 0\n"
+            "table_indirect_add_with_group MyIngress.t_sel 0x0202 => 0\n"
+            "table_dump MyIngress.t_sel\n"
+            "act_prof_dump_member MyIngress.ap 1\n"
+            "act_prof_create_group MyIngress.ap\n"
+            "table_indirect_add_with_group MyIngress.t_sel 0x0303 => 5\n",
+        )
+        assert r.returncode == 1, r.stdout + r.stderr  # the last two fail, each with its reason
+        out = r.stdout
+        assert (
+            "Member has been created with handle 0" in out and "Member has been created with handle 1" in out
+        )
+        assert "Group has been created with handle 0" in out
+        assert "Index: group(0)" in out and "Members: [1]" in out
+        assert "Dumping member 1" in out and "MyIngress.set_r1 - 0a" in out
+        assert "Cannot run this command on an action profile without selector" in out
+        assert "Invalid group handle 5" in out
+
+        reader = Client(addr, 0)
+
+        def members(name: str) -> dict[int, list[bytes]]:
+            e = pb.Entity(action_profile_member=pb.ActionProfileMember(action_profile_id=ids[name]))
+            got = reader.read(e)
+            return {
+                m.action_profile_member.member_id: [p.value for p in m.action_profile_member.action.params]
+                for m in got
+            }
+
+        assert members("MyIngress.ap") == {1: [b"\x07"], 2: [b"\x0a"]}
+        assert members("MyIngress.as") == {1: [b"\x03"], 2: [b"\x04"]}
+        e = pb.Entity(action_profile_group=pb.ActionProfileGroup(action_profile_id=ids["MyIngress.as"]))
+        groups = [g.action_profile_group for g in reader.read(e)]
+        assert [(g.group_id, [m.member_id for m in g.members]) for g in groups] == [(1, [2])]
+        entries = {
+            t: [
+                (x.table_entry.match[0].exact.value, x.table_entry.action)
+                for x in reader.read(pb.Entity(table_entry=pb.TableEntry(table_id=tables[t])))
+            ]
+            for t in ("MyIngress.t_prof", "MyIngress.t_sel")
+        }
+        assert entries["MyIngress.t_prof"] == [(b"\x01\x01", pb.TableAction(action_profile_member_id=2))]
+        assert entries["MyIngress.t_sel"] == [(b"\x02\x02", pb.TableAction(action_profile_group_id=1))]
+
+        r = cli(
+            addr,
+            "table_indirect_modify MyIngress.t_prof 0 0\n"
+            "table_indirect_delete MyIngress.t_sel 0\n"
+            "act_prof_delete_group MyIngress.as 0\n"
+            "act_prof_delete_member MyIngress.as 1\n"
+            "act_prof_dump MyIngress.as\n",
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "Dumping member 0" in r.stdout and "Dumping member 1" not in r.stdout
+        t_prof = reader.read(pb.Entity(table_entry=pb.TableEntry(table_id=tables["MyIngress.t_prof"])))
+        assert t_prof[0].table_entry.action == pb.TableAction(action_profile_member_id=1)
+        assert reader.read(pb.Entity(table_entry=pb.TableEntry(table_id=tables["MyIngress.t_sel"]))) == []
+        assert members("MyIngress.as") == {1: [b"\x03"]}
+        reader.close()
