@@ -189,6 +189,23 @@ class Session:
         except grpc.RpcError as e:
             raise CliError(rpc_message(e)) from None
 
+    def control(self, op: str, **args: object) -> object:
+        """One call of p4kit-switch's control service (p4kit/switch/control_service.py): what
+        simple_switch_CLI does over simple_switch's Thrift port and P4Runtime has no message for."""
+        from p4kit.switch.control_service import METHOD, decode, encode
+
+        call = self.channel.unary_unary(METHOD, request_serializer=encode, response_deserializer=decode)
+        body = {"op": op, "device_id": self.device_id, "election_id": self.election_id, **args}
+        try:
+            return call(body, timeout=self.timeout)["result"]
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.UNIMPLEMENTED and "unknown op" not in (e.details() or ""):
+                raise CliError(
+                    f"{op} needs p4kit-switch: this P4Runtime server has no call for it "
+                    "(with BMv2, use simple_switch_CLI on its Thrift port)"
+                ) from None
+            raise CliError(f"{e.code().name}: {e.details()}") from None
+
     def read(self, entity: pb.Entity) -> list[pb.Entity]:
         req = pb.ReadRequest(device_id=self.device_id)
         req.entities.append(entity)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from p4kit.cli import thrift_ports
 from p4kit.switch.cli_args import SwitchOptions, UsageError, parse_args
+from p4kit.switch.control_service import SwitchControl
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.p4runtime_server import P4RuntimeServer, P4RuntimeService
 from p4kit.switch.ports import PortError, PortLoop
@@ -139,6 +140,7 @@ def start(opts: SwitchOptions) -> RunningSwitch:
             switch, opts.device_id, opts.cpu_port, inject=ports.inject, allow_swap=not opts.disable_swap
         )
         server = P4RuntimeServer(service, opts.grpc_addr)
+        server.add_handlers(SwitchControl(switch, service, opts.interfaces, opts.device_id).handlers())
     except BaseException:
         ports.close()
         raise

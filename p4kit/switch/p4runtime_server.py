@@ -556,6 +556,10 @@ class P4RuntimeServer:
         if self.port == 0:
             raise OSError(f"cannot listen on {address} (in use, or not a local address)")
 
+    def add_handlers(self, handler: grpc.GenericRpcHandler) -> None:
+        """Another service on the same port (control_service.py); before `start`."""
+        self._server.add_generic_rpc_handlers((handler,))
+
     def start(self) -> None:
         self._server.start()
 

@@ -381,3 +381,42 @@ def test_action_profiles_members_groups_and_indirect_entries() -> None:
         assert reader.read(pb.Entity(table_entry=pb.TableEntry(table_id=tables["MyIngress.t_sel"]))) == []
         assert members("MyIngress.as") == {1: [b"\x03"]}
         reader.close()
+
+
+def test_switch_control_service_checks_its_callers(switch) -> None:
+    """The queue calls are writes: a backup client is refused; bad bodies and ops get clear codes."""
+    import grpc
+
+    from p4kit.switch.control_service import METHOD, decode, encode
+
+    addr, c = switch
+    s = c.stream(election=50)  # a controller that stays primary
+    assert s.next("arbitration").arbitration.status.code == 0
+    r = cli(addr, "set_queue_depth 8\nget_time_elapsed\n")
+    assert r.returncode == 1
+    assert "PERMISSION_DENIED" in r.stdout and r.stdout.splitlines()[-1].isdigit()  # reads still work
+    assert cli(addr, "set_queue_depth 8\n", "--election-id", "50").returncode == 1  # one stream each
+    with grpc.insecure_channel(addr) as channel:
+        raw = channel.unary_unary(METHOD)
+        call = channel.unary_unary(METHOD, request_serializer=encode, response_deserializer=decode)
+        cases = [
+            (lambda: raw(b"\xff not json", timeout=10), grpc.StatusCode.INVALID_ARGUMENT),
+            (lambda: call({"op": "reboot"}, timeout=10), grpc.StatusCode.UNIMPLEMENTED),
+            (lambda: call({"op": "show_ports", "device_id": 7}, timeout=10), grpc.StatusCode.NOT_FOUND),
+            (
+                lambda: call({"op": "set_queue_depth", "depth": -1, "election_id": 50}, timeout=10),
+                grpc.StatusCode.INVALID_ARGUMENT,
+            ),
+            (
+                lambda: call(
+                    {"op": "set_queue_rate", "pps": 5, "priority": 1, "election_id": 50}, timeout=10
+                ),
+                grpc.StatusCode.INVALID_ARGUMENT,
+            ),
+        ]
+        for fn, code in cases:
+            with pytest.raises(grpc.RpcError) as err:
+                fn()
+            assert err.value.code() == code, err.value.details()
+        assert call({"op": "set_queue_depth", "depth": 8, "election_id": 50}, timeout=10) == {"result": None}
+        assert call({"op": "show_ports"}, timeout=10) == {"result": []}
