@@ -189,6 +189,20 @@ class Session:
         except grpc.RpcError as e:
             raise CliError(rpc_message(e)) from None
 
+    def device_config(self) -> bytes:
+        """The program the switch runs, as its device config (the BMv2 JSON for BMv2 and p4kit)."""
+        req = pb.GetForwardingPipelineConfigRequest(
+            device_id=self.device_id,
+            response_type=pb.GetForwardingPipelineConfigRequest.DEVICE_CONFIG_AND_COOKIE,
+        )
+        try:
+            config = self.stub.GetForwardingPipelineConfig(req, timeout=self.timeout).config.p4_device_config
+        except grpc.RpcError as e:
+            raise CliError(rpc_message(e)) from None
+        if not config:
+            raise CliError("the switch has no P4 program yet (no forwarding pipeline config)")
+        return config
+
     def control(self, op: str, **args: object) -> object:
         """One call of p4kit-switch's control service (p4kit/switch/control_service.py): what
         simple_switch_CLI does over simple_switch's Thrift port and P4Runtime has no message for."""

@@ -23,6 +23,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
 from p4kit.cli.session import MAX_PRIORITY, Session
+from p4kit.cli.shell_entries import EntryCommands
 from p4kit.cli.shell_profiles import ActionProfileCommands
 from p4kit.cli.shell_switch import SwitchCommands
 from p4kit.cli.values import CliError, from_bytes, hex_of, parse_int, to_bytes
@@ -55,7 +56,7 @@ def _table_kind(t: Any) -> str:
     return "exact"
 
 
-class RuntimeShell(ActionProfileCommands, SwitchCommands, cmd.Cmd):
+class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd):
     """simple_switch_CLI's commands. Each `do_*` docstring is the command's help."""
 
     intro = ""

@@ -140,7 +140,15 @@ def start(opts: SwitchOptions) -> RunningSwitch:
             switch, opts.device_id, opts.cpu_port, inject=ports.inject, allow_swap=not opts.disable_swap
         )
         server = P4RuntimeServer(service, opts.grpc_addr)
-        server.add_handlers(SwitchControl(switch, service, opts.interfaces, opts.device_id).handlers())
+        info = {
+            "grpc_server_addr": opts.grpc_addr,
+            "thrift_port": opts.thrift_port,
+            "cpu_port": opts.cpu_port,
+            "drop_port": opts.drop_port,
+            "priority_queues": opts.priority_queues,
+        }
+        control = SwitchControl(switch, service, opts.interfaces, opts.device_id, info)
+        server.add_handlers(control.handlers())
     except BaseException:
         ports.close()
         raise

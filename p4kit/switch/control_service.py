@@ -42,12 +42,19 @@ class SwitchControl:
     """The ops; `ports` is the port loop's {number: interface} (empty for a switch without one)."""
 
     def __init__(
-        self, switch: Any, service: Any, ports: dict[int, str], device_id: int, started: float | None = None
+        self,
+        switch: Any,
+        service: Any,
+        ports: dict[int, str],
+        device_id: int,
+        info: dict[str, Any] | None = None,
+        started: float | None = None,
     ) -> None:
         self.switch = switch
         self.service = service  # the P4RuntimeService, for its arbitration
         self.ports = dict(ports)
         self.device_id = device_id
+        self.info = {"device_id": device_id, **(info or {})}  # what switch_info shows
         self.started = time.monotonic() if started is None else started
         self.ops: dict[str, tuple[bool, Handler]] = {  # name -> (is a write, handler)
             "set_queue_depth": (True, self._set_queue_depth),
@@ -55,6 +62,8 @@ class SwitchControl:
             "get_time_elapsed_us": (False, lambda req: int((time.monotonic() - self.started) * 1e6)),
             "get_time_since_epoch_us": (False, lambda req: time.time_ns() // 1000),
             "show_ports": (False, lambda req: [[n, i, _is_up(i)] for n, i in sorted(self.ports.items())]),
+            "switch_info": (False, lambda req: self.info),
+            "set_crc_parameters": (True, self._set_crc_parameters),
         }
 
     # ------------------------------------------------------------------ ops
@@ -84,6 +93,16 @@ class SwitchControl:
         pps = self._int(req, "pps")
         assert pps is not None
         self.switch.set_queue_rate(float(pps), *self._port_and_priority(req))
+
+    def _set_crc_parameters(self, req: dict[str, Any]) -> None:
+        name = req.get("name")
+        if not isinstance(name, str):
+            raise P4RTError(grpc.StatusCode.INVALID_ARGUMENT, "'name' must be a string")
+        values = [self._int(req, k) for k in ("polynomial", "initial", "final_xor")]
+        flags = [req.get(k) for k in ("reflect_data", "reflect_remainder")]
+        if not all(isinstance(f, bool) for f in flags):
+            raise P4RTError(grpc.StatusCode.INVALID_ARGUMENT, "the reflect flags must be true or false")
+        self.switch.set_crc_parameters(name, *values, *flags)
 
     # ------------------------------------------------------------------ the gRPC method
     def call(self, request: Any, context: grpc.ServicerContext) -> bytes:

@@ -420,3 +420,94 @@ def test_switch_control_service_checks_its_callers(switch) -> None:
             assert err.value.code() == code, err.value.details()
         assert call({"op": "set_queue_depth", "depth": 8, "election_id": 50}, timeout=10) == {"result": None}
         assert call({"op": "show_ports"}, timeout=10) == {"result": []}
+
+
+def test_entry_from_key_config_file_switch_info_and_refusals(switch, tmp_path) -> None:
+    addr, c = switch
+    out_file = tmp_path / "running.json"
+    r = cli(
+        addr,
+        "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.1.1/32 => 00:00:00:00:01:11 1\n"
+        "table_add MyIngress.acl MyIngress.drop 0x0800&&&0xffff => 10\n"
+        "table_dump_entry_from_key MyIngress.ipv4_lpm 10.0.1.1/32\n"
+        "table_dump_entry_from_key MyIngress.acl 0x0800&&&0xffff 10\n"
+        "table_dump_entry_from_key MyIngress.acl 0x0800&&&0xffff 11\n"
+        "table_dump_entry_from_key MyIngress.ipv4_lpm\n"
+        f"write_config_to_file {out_file}\n"
+        "switch_info\n"
+        "port_add veth9 9\n"
+        "reset_state\n",
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout
+    assert "0a000101/32" in out and "Action entry: MyIngress.ipv4_forward - 000000000111, 0001" in out
+    assert "Priority: 10" in out and out.count("Dumping entry 0x0") == 2
+    errors = [ln for ln in out.splitlines() if ln.startswith("Error:")]
+    assert "BAD_MATCH_KEY" in errors[0]  # priority 11 is another entry's key
+    assert "needs 1 key fields" in errors[1]
+    assert "port_add is not supported by p4kit" in errors[2] and "-i" in errors[2]
+    assert "reset_state is not supported" in errors[3]
+    assert json.loads(out_file.read_text()) == bmv2_json()  # what the controller pushed
+    info = {
+        k.strip(): v.strip()
+        for k, v in (
+            ln.split(":", 1) for ln in out.splitlines() if ln.startswith(("device_id", "grpc_server"))
+        )
+    }
+    assert info == {"device_id": "0", "grpc_server_addr": addr}
+    assert len(lpm_entries(c)) == 1  # nothing else changed
+
+
+TIMEOUT_P4 = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; }
+struct hs_t { h_t h; }
+struct m_t { }
+parser P(packet_in p, out hs_t hdr, inout m_t m, inout standard_metadata_t sm) {
+    state start { p.extract(hdr.h); transition accept; }
+}
+control V(inout hs_t hdr, inout m_t m) { apply { } }
+control I(inout hs_t hdr, inout m_t m, inout standard_metadata_t sm) {
+    action fwd(bit<9> port) { sm.egress_spec = port; }
+    table aging { key = { hdr.h.k: exact; } actions = { fwd; NoAction; } support_timeout = true; }
+    table fixed { key = { hdr.h.k: exact; } actions = { fwd; NoAction; } }
+    apply { aging.apply(); fixed.apply(); }
+}
+control E(inout hs_t hdr, inout m_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout hs_t hdr, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t hdr) { apply { p.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_table_set_timeout_sets_the_entrys_idle_timeout(tmp_path) -> None:
+    from p4kit.compiler.driver import compile_file
+    from p4kit.compiler.p4info import build_p4info
+
+    src = tmp_path / "aging.p4"
+    src.write_text(TIMEOUT_P4)
+    result = compile_file(src)
+    info = build_p4info(result.control_plane)
+    aging = next(t.preamble.id for t in info.tables if t.preamble.name.endswith("aging"))
+    with switch_process("--no-p4") as (addr, _):
+        c = Client(addr, 0)
+        s = c.stream(election=1)
+        assert s.next("arbitration").arbitration.status.code == 0
+        c.set_pipeline(info, json.dumps(result.bmv2).encode())
+        c.close()
+        r = cli(
+            addr,
+            "table_add I.aging I.fwd 7 => 2\n"
+            "table_set_timeout I.aging 0 250\n"
+            "table_add I.fixed I.fwd 7 => 2\n"
+            "table_set_timeout I.fixed 0 250\n",
+        )
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "Setting a 250 ms timeout for entry 0" in r.stdout
+        assert "does not support entry timeouts" in r.stdout
+        reader = Client(addr, 0)
+        entry = reader.read(pb.Entity(table_entry=pb.TableEntry(table_id=aging)))[0].table_entry
+        assert entry.idle_timeout_ns == 250_000_000
+        assert entry.action.action.params[0].value == b"\x02"  # the action stays
+        reader.close()
