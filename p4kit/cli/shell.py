@@ -625,7 +625,10 @@ class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd
             dc.table_entry.CopyFrom(self._direct_entry(c.direct_table_id, idx))
             found = self.s.read(pb.Entity(direct_counter_entry=dc))
             data = found[0].direct_counter_entry.data if found else pb.CounterData()
-        self.say(f"{c.preamble.name}[{idx}]=  ({data.byte_count} bytes, {data.packet_count} packets)")
+            tables = {t.preamble.id: t.preamble.name for t in self.s.info().tables}
+            self.say(f"this is the direct counter for table {tables.get(c.direct_table_id, c.direct_table_id)}")
+        # simple_switch_CLI's own line (the repr of its Thrift BmCounterValue): scripts parse it
+        self.say(f"{c.preamble.name}[{idx}]=  BmCounterValue(packets={data.packet_count}, bytes={data.byte_count})")
 
     def do_counter_write(self, line: str) -> None:
         """counter_write <name> <index> <packets> <bytes>"""

@@ -124,7 +124,9 @@ def test_multicast_mirroring_registers_counters(switch) -> None:
         "counter_read MyIngress.port_counter 3\n",
     )
     assert r.returncode == 0, r.stdout
-    assert "MyIngress.reg[0]= 42" in r.stdout and "(700 bytes, 7 packets)" in r.stdout
+    assert "MyIngress.reg[0]= 42" in r.stdout
+    # simple_switch_CLI's line, which scripts parse
+    assert "MyIngress.port_counter[3]=  BmCounterValue(packets=7, bytes=700)" in r.stdout
     pre = pb.Entity()
     pre.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = 1
     group = c.read(pre)[0].packet_replication_engine_entry.multicast_group_entry
@@ -167,7 +169,8 @@ def test_direct_counter_by_entry_handle(switch) -> None:
         "counter_read MyIngress.lpm_counter 0\n",
     )
     assert r.returncode == 0, r.stdout
-    assert "(300 bytes, 3 packets)" in r.stdout
+    assert "this is the direct counter for table MyIngress.ipv4_lpm" in r.stdout
+    assert "MyIngress.lpm_counter[0]=  BmCounterValue(packets=3, bytes=300)" in r.stdout
     dc = pb.DirectCounterEntry()
     dc.table_entry.CopyFrom(lpm_entries(c)[0])
     dc.table_entry.ClearField("action")
