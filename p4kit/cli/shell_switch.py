@@ -120,6 +120,7 @@ class SwitchCommands:
         self.s.control(
             "set_crc_parameters",
             name=words[0],
+            width=width,
             polynomial=values[0],
             initial=values[1],
             final_xor=values[2],

@@ -98,6 +98,14 @@ class SwitchControl:
         name = req.get("name")
         if not isinstance(name, str):
             raise P4RTError(grpc.StatusCode.INVALID_ARGUMENT, "'name' must be a string")
+        width = req.get("width")
+        if width not in (16, 32):
+            raise P4RTError(grpc.StatusCode.INVALID_ARGUMENT, "'width' must be 16 or 32")
+        algo = self.switch.calculation_algo(name)
+        if algo != f"crc{width}_custom":
+            raise P4RTError(
+                grpc.StatusCode.INVALID_ARGUMENT, f"calculation '{name}' uses {algo}, not crc{width}_custom"
+            )
         values = [self._int(req, k) for k in ("polynomial", "initial", "final_xor")]
         flags = [req.get(k) for k in ("reflect_data", "reflect_remainder")]
         if not all(isinstance(f, bool) for f in flags):

@@ -764,6 +764,15 @@ class Switch:
             st.vsets[name].clear()
 
     # ================================================================ hashes
+    def calculation_algo(self, calculation: str) -> str:
+        """The algorithm of a calculation of the program (crc16, crc32_custom, csum16, ...)."""
+        with self._lock:
+            prog, _ = self._need()
+            calc = prog.calculations.get(calculation)
+            if calc is None:
+                raise UnknownNameError(f"unknown calculation '{calculation}'")
+            return str(calc.get("algo", ""))
+
     def set_crc_parameters(
         self,
         calculation: str,

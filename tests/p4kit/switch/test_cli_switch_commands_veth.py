@@ -1,5 +1,6 @@
-"""p4kit-cli's simple_switch commands (set_queue_depth, set_queue_rate, show_ports, get_time_*) against
-the real switch on veths: each is checked by what the data plane then does, not by the CLI's output."""
+"""p4kit-cli's simple_switch commands (set_queue_depth, set_queue_rate, show_ports, get_time_*,
+set_crc16/32_parameters) against the real switch on veths: each is checked by what the data plane then
+does, not by the CLI's output."""
 
 from __future__ import annotations
 
@@ -17,6 +18,23 @@ from tests.localports import free_port
 
 from ._switch_testnet import have_root_net, hosts_net, sh
 from .test_queues_veth import FIELDS, PROBE, sniff
+
+HASHES = Path(__file__).resolve().parents[1] / "programs" / "extern_hash_algorithms.p4"
+
+
+def crc(data: bytes, width: int, poly: int, init: int, xor_out: int, reflect: bool) -> int:
+    """A CRC bit by bit, straight from its definition (the reference for the switch's tables)."""
+    top, mask = 1 << (width - 1), (1 << width) - 1
+    reg = init
+    for byte in data:
+        if reflect:
+            byte = int(f"{byte:08b}"[::-1], 2)
+        reg ^= byte << (width - 8)
+        for _ in range(8):
+            reg = ((reg << 1) ^ poly) & mask if reg & top else (reg << 1) & mask
+    if reflect:
+        reg = int(f"{reg:0{width}b}"[::-1], 2)
+    return reg ^ xor_out
 
 
 def cli(addr: str, commands: str) -> subprocess.CompletedProcess:
@@ -87,5 +105,67 @@ def test_queue_commands_change_what_the_data_plane_does(tmp_path: Path) -> None:
             errors = [ln for ln in r.stdout.splitlines() if ln.startswith("Error:")]
             assert "Invalid number of arguments" in errors[0] and "rate_pps" in errors[1]
             assert "priority" in errors[2], errors  # one queue per port unless --priority-queues
+        finally:
+            running.close()
+
+
+@pytest.mark.root
+def test_custom_crc_parameters_change_the_hash_the_program_computes(tmp_path: Path) -> None:
+    if not have_root_net():
+        pytest.skip("needs root and iproute2")
+    doc = compile_file(HASHES).bmv2
+    (tmp_path / "hashes.json").write_text(json.dumps(doc))
+    names = {c["algo"]: c["name"] for c in doc["calculations"] if c["algo"].endswith("_custom")}
+    data = bytes([1, 2, 3, 4])
+    # the program writes crc16_custom at bytes 10..11 and crc32_custom at 12..15 of its header
+    with hosts_net(2, subnet="10.87.0") as net:
+        h1 = net.hosts[0]
+        addr = f"127.0.0.1:{free_port()}"
+        running = start(
+            SwitchOptions(interfaces=net.ports(), json_path=str(tmp_path / "hashes.json"), grpc_addr=addr)
+        )
+        try:
+
+            def hashed() -> tuple[int, int]:
+                proc, frames, reader, _ = sniff(h1.ns, h1.iface, 1, timeout=3)
+                try:
+                    send = (
+                        "import socket\n"
+                        f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); s.bind(({h1.iface!r},0))\n"
+                        f"s.send(bytes.fromhex({(data + bytes(60)).hex()!r}))\n"
+                    )
+                    sh(sys.executable, "-c", send, ns=h1.ns)
+                    proc.wait(timeout=15)
+                    reader.join(timeout=5)
+                finally:
+                    proc.kill()
+                assert len(frames) == 1
+                f = frames[0]
+                return int.from_bytes(f[10:12], "big"), int.from_bytes(f[12:16], "big")
+
+            # unconfigured: BMv2's defaults, CRC-16/ARC and the IEEE CRC-32
+            assert hashed() == (
+                crc(data, 16, 0x8005, 0, 0, True),
+                crc(data, 32, 0x04C11DB7, ~0 & 0xFFFFFFFF, 0xFFFFFFFF, True),
+            )
+            r = cli(
+                addr,
+                f"set_crc16_parameters {names['crc16_custom']} 0x1021 0xffff 0x0000 false false\n"
+                f"set_crc32_parameters {names['crc32_custom']} 0x1edc6f41 0xffffffff 0xffffffff true true\n"
+                f"set_crc16_parameters {names['crc32_custom']} 0x1021 0 0 false false\n"
+                "set_crc16_parameters nosuch 0x1021 0 0 false false\n"
+                f"set_crc16_parameters {names['crc16_custom']} 0x11021 0 0 false false\n",
+            )
+            assert r.returncode == 1, r.stdout + r.stderr
+            errors = [ln for ln in r.stdout.splitlines() if ln.startswith("Error:")]
+            assert len(errors) == 3, r.stdout
+            assert "uses crc32_custom, not crc16_custom" in errors[0]
+            assert "unknown calculation 'nosuch'" in errors[1]
+            assert "does not fit 16 bits" in errors[2]
+            # CRC-16/CCITT-FALSE and CRC-32C (Castagnoli)
+            assert hashed() == (
+                crc(data, 16, 0x1021, 0xFFFF, 0, False),
+                crc(data, 32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, True),
+            )
         finally:
             running.close()
