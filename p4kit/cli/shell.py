@@ -56,6 +56,24 @@ def _table_kind(t: Any) -> str:
     return "exact"
 
 
+def _meter_config(tokens: list[str]) -> pb.MeterConfig:
+    """Two RATE:BURST tokens (committed, then peak; rates in units per microsecond, as BMv2 takes
+    them) as P4Runtime's MeterConfig (units per second)."""
+    rates = []
+    for tok in tokens:
+        rate, sep, burst = tok.partition(":")
+        try:
+            r, b = float(rate), int(burst, 0)
+        except ValueError:
+            raise CliError(f"'{tok}' is not RATE:BURST") from None
+        if not sep or r < 0 or b < 0:
+            raise CliError(f"'{tok}' is not RATE:BURST")
+        rates.append((round(r * 1_000_000), b))
+    if len(rates) != 2:
+        raise CliError("give two rates, RATE:BURST each: committed, then peak")
+    return pb.MeterConfig(cir=rates[0][0], cburst=rates[0][1], pir=rates[1][0], pburst=rates[1][1])
+
+
 class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd):
     """simple_switch_CLI's commands. Each `do_*` docstring is the command's help."""
 
@@ -626,9 +644,13 @@ class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd
             found = self.s.read(pb.Entity(direct_counter_entry=dc))
             data = found[0].direct_counter_entry.data if found else pb.CounterData()
             tables = {t.preamble.id: t.preamble.name for t in self.s.info().tables}
-            self.say(f"this is the direct counter for table {tables.get(c.direct_table_id, c.direct_table_id)}")
+            self.say(
+                f"this is the direct counter for table {tables.get(c.direct_table_id, c.direct_table_id)}"
+            )
         # simple_switch_CLI's own line (the repr of its Thrift BmCounterValue): scripts parse it
-        self.say(f"{c.preamble.name}[{idx}]=  BmCounterValue(packets={data.packet_count}, bytes={data.byte_count})")
+        self.say(
+            f"{c.preamble.name}[{idx}]=  BmCounterValue(packets={data.packet_count}, bytes={data.byte_count})"
+        )
 
     def do_counter_write(self, line: str) -> None:
         """counter_write <name> <index> <packets> <bytes>"""
@@ -691,19 +713,24 @@ class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd
         (rates in units per microsecond, as BMv2 takes them: committed first, then peak)"""
         p = self.args(line, 4, "meter_set_rates <name> <index> <rate_1>:<burst_1> <rate_2>:<burst_2>")
         idx = _int_arg(p[1], "index")
-        rates = []
-        for tok in p[2:4]:
-            rate, sep, burst = tok.partition(":")
-            try:
-                r, b = float(rate), int(burst, 0)
-            except ValueError:
-                raise CliError(f"'{tok}' is not RATE:BURST") from None
-            if not sep or r < 0 or b < 0:
-                raise CliError(f"'{tok}' is not RATE:BURST")
-            rates.append((round(r * 1_000_000), b))
         _, _, entity = self._meter_target(p[0], idx)
-        config = pb.MeterConfig(cir=rates[0][0], cburst=rates[0][1], pir=rates[1][0], pburst=rates[1][1])
-        self.s.write(pb.Update(type=MODIFY, entity=entity(config)))
+        self.s.write(pb.Update(type=MODIFY, entity=entity(_meter_config(p[2:4]))))
+
+    def do_meter_array_set_rates(self, line: str) -> None:
+        """meter_array_set_rates <name> <rate_1>:<burst_1> <rate_2>:<burst_2>: every cell of a meter array"""
+        p = self.args(line, 3, "meter_array_set_rates <name> <rate_1>:<burst_1> <rate_2>:<burst_2>")
+        kind, m = self.s.find_meter(p[0])
+        if kind != "meters":
+            raise CliError(
+                f"{m.preamble.name} is a direct meter: set its cells by entry handle (meter_set_rates)"
+            )
+        config = _meter_config(p[1:3])
+        updates = []
+        for idx in range(m.size):
+            me = pb.MeterEntry(meter_id=m.preamble.id, config=config)
+            me.index.index = idx
+            updates.append(pb.Update(type=MODIFY, entity=pb.Entity(meter_entry=me)))
+        self.s.write(*updates)
 
     def do_meter_get_rates(self, line: str) -> None:
         """meter_get_rates <name> <index>"""

@@ -224,6 +224,17 @@ def test_meters_in_bmv2_units(tmp_path) -> None:
         me.index.index = 2
         cfg = reader.read(pb.Entity(meter_entry=me))[0].meter_entry.config
         assert (cfg.cir, cfg.cburst, cfg.pir, cfg.pburst) == (500_000, 10, 1_250_000, 20)  # per second
+        # every cell at once
+        r = cli(
+            addr, "meter_array_set_rates MyIngress.pm 3:30 4:40\nmeter_array_set_rates MyIngress.pm 3:30\n"
+        )
+        assert r.returncode == 1 and "Invalid number of arguments" in r.stdout
+        meter = next(m for m in info.meters)
+        cells = reader.read(pb.Entity(meter_entry=pb.MeterEntry(meter_id=meter.preamble.id)))
+        assert len(cells) == meter.size > 2
+        assert {
+            (c.meter_entry.config.cir, c.meter_entry.config.cburst, c.meter_entry.config.pir) for c in cells
+        } == {(3_000_000, 30, 4_000_000)}
         reader.close()
 
 
