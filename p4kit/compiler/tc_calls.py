@@ -39,6 +39,9 @@ class CallsMixin(CheckerState):
             if isinstance(first, ast.ActionDecl):
                 if self.in_parser:
                     raise _err(f"{first.name}(...): action calls are not allowed within parsers", e)
+                if self.bodies and isinstance(self.bodies[-1], ast.FunctionDecl):
+                    # p4c: "Functions cannot call actions" (a function may run where no action may)
+                    raise _err(f"{first.name}: functions cannot call actions", e)
                 check_not_recursive(self, first, m)
                 m.decl = first
                 m.type = first.type
@@ -235,6 +238,7 @@ class CallsMixin(CheckerState):
         targs: list[T.Type] | None = None,
     ) -> tuple[Any, ast.CallInfo]:
         """Pick the overload that fits the arguments (count and names) and check the call."""
+        check_argument_names(args, what)
         fitting = [c for c in cands if self.arity_fits(c.type, args)]
         if not fitting:
             counts = sorted({len(c.type.params) for c in cands})
@@ -285,10 +289,9 @@ class CallsMixin(CheckerState):
         """Match `args` to the parameters of `ft`, infer type variables, check types and directions."""
         params = ft.params
         slots: list[ast.Expression | None] = [None] * len(params)
+        check_argument_names(args, what)
         named = any(a.name is not None for a in args)
         if named:
-            if not all(a.name is not None for a in args):
-                raise _err(f"{what}: all arguments must be named when one is", node)
             index = {p.name: i for i, p in enumerate(params)}
             for a in args:
                 if a.name not in index:
@@ -427,9 +430,8 @@ class CallsMixin(CheckerState):
                 return
         if isinstance(su, T.SerEnumType) and isinstance(tu, T.BitsType) and T.same_type(su.underlying, tu):
             return
-        if isinstance(src, T.NewType) or isinstance(target, T.NewType):
-            if T.same_type(su, tu):
-                return
+        # a `type` (NewType) and its underlying type do not convert implicitly (p4c: "Cannot cast
+        # implicitly type 'bit<32>' to type 'N32'"); an explicit cast does
         if isinstance(e, ast.ListExpression) and isinstance(tu, (T.StructLikeType, T.TupleType)):
             fields = [f.type for f in tu.fields] if isinstance(tu, T.StructLikeType) else tu.elems
             if e.dots and len(e.elems) <= len(fields):
@@ -503,3 +505,18 @@ class CallsMixin(CheckerState):
         if T.same_type(a, b):
             return True
         return T.same_type(T.unwrap(a), T.unwrap(b))
+
+
+def check_argument_names(args: list[ast.Argument], what: str) -> None:
+    """p4c's rules for named arguments, before any overload is looked for (else the message would be
+    about a count that is right): all or none named, and no name twice."""
+    named = [a for a in args if a.name is not None]
+    if named and len(named) < len(args):
+        first = next(a for a in args if a.name is None)
+        text = first.value.name if isinstance(first.value, ast.PathExpression) else "an argument"
+        raise _err(f"{text}: either all or none of the arguments of a call to {what} must be named", first)
+    seen: set[str] = set()
+    for a in named:
+        if a.name in seen:
+            raise _err(f"{a.name}: the same argument name is given twice in a call to {what}", a)
+        seen.add(a.name)

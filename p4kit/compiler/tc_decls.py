@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 from typing import Any
 
 from p4kit.compiler import ast
@@ -74,7 +75,15 @@ class DeclsMixin(CheckerState):
         if d.underlying is None:
             d.type = T.EnumType(d.name, [m.name for m in d.members], d)
         else:
-            u = T.unwrap(self.resolve(d.underlying, scope))
+            declared = self.resolve(d.underlying, scope)
+            if isinstance(declared, T.NewType):
+                # p4c: "Illegal type for enum; only bit<> and int<> are allowed" (a typedef is fine)
+                raise _err(
+                    f"the underlying type of enum {d.name} must be bit<W> or int<W>, not the new type "
+                    f"{declared}",
+                    d.underlying,
+                )
+            u = T.unwrap(declared)
             if not isinstance(u, T.BitsType):
                 raise _err(f"the underlying type of enum {d.name} must be bit<W> or int<W>, not {u}", d)
             members: dict[str, int] = {}
@@ -318,6 +327,11 @@ class DeclsMixin(CheckerState):
         key_types = []
         for k in tr.keys:
             kt = self.expr(k, scope)
+            u = T.unwrap(kt)
+            if isinstance(u, (T.StructLikeType, T.HeaderStackType, T.VarbitType, T.IntType)):
+                # p4c: "Expression ... with a component of type ... cannot be used in 'select'"
+                # (a select matches fixed-width values; an unsized int has no width to match)
+                raise _err(f"a value of type {kt} cannot be used in 'select' (use bit<W> fields)", k)
             key_types.append(kt)
         tr.type = _STATE
         for c in tr.cases:
@@ -449,6 +463,11 @@ class DeclsMixin(CheckerState):
 
     def instantiation(self, d: ast.Instantiation, scope: Scope) -> None:
         t = self.resolve(d.type_ref, scope)
+        outer = scope.enclosing("control", "parser")
+        if outer is not None and outer.owner is not None and getattr(t, "decl", None) is outer.owner:
+            # p4c: "Self-referencing types not supported" (an instance of itself would never end)
+            kind = "control" if isinstance(t, T.ControlType) else "parser"
+            raise _err(f"{d.name}: {kind} {outer.owner.name} cannot instantiate itself", d.type_ref)
         d.type, d.ctor = self.construct(t, d.args, d.type_ref, scope, d)
         if scope is self.globals and isinstance(d.type, (T.ParserType, T.ControlType)):
             kind = "parser" if isinstance(d.type, T.ParserType) else "control"
@@ -480,6 +499,7 @@ class DeclsMixin(CheckerState):
             fn, info = self.match_call(ctors, args, scope, node, f"constructor of {t.name}", bindings)
             info.kind, info.decl, info.extern, info.name = "constructor", fn, t.decl, t.name
             node.ctor_call = info
+            require_constant_ctor_args(info)
             if not explicit and t.decl.type_params:
                 targs = tuple(info.type_bindings.get(n, T.TypeVar(n, t.decl)) for n in t.decl.type_params)
                 # parameters not fixed by the constructor (v1model's counter<I>) are inferred per call
@@ -495,6 +515,7 @@ class DeclsMixin(CheckerState):
             info = self.bind_and_check(ftype, args, scope, node, f"constructor of {t.name}", {})
             info.kind, info.decl, info.name = "constructor", t.decl, t.name
             node.ctor_call = info
+            require_constant_ctor_args(info)
             if t.type_params and info.type_bindings:
                 t = self.subst(t, info.type_bindings)
             if isinstance(t, (T.ParserType, T.ControlType)):
@@ -605,6 +626,16 @@ class DeclsMixin(CheckerState):
                     if pa is not None and pa.args:
                         entry.priority_value = self.const_int(pa.args[0], scope, "an entry priority")
                         entry.priority_is_annotation = True
+            if any(e.priority is not None for e in d.entries) and all(
+                k.match_kind in ("exact", "lpm") for k in d.keys
+            ):
+                # p4c: "Key key match type does not require priorities, but some are specified"
+                # (only ternary, range and optional keys let entries overlap)
+                raise _err(
+                    f"table {d.name}: its key's match kinds ({', '.join(k.match_kind for k in d.keys)}) "
+                    "do not use priorities, but some entries give one",
+                    d.property("key") or d,
+                )
         for prop in d.properties:
             if prop.name in ("key", "actions", "default_action", "entries"):
                 continue
@@ -812,3 +843,37 @@ def _fixed_width_struct(t: T.StructType) -> bool:
         elif not isinstance(u, (T.BitsType, T.BoolType, T.SerEnumType)):
             return False
     return True
+
+
+def require_constant_ctor_args(info: ast.CallInfo) -> None:
+    """Constructor arguments are fixed when the program is compiled: a number or bool given to an
+    instance must be a compile-time constant (p4c: "cannot evaluate to a compile-time constant")."""
+    for p, a in zip(info.params, info.args, strict=False):
+        if a is None or a.const_value is not None:
+            continue
+        if not isinstance(T.unwrap(p.type), (T.BitsType, T.IntType, T.BoolType)):
+            continue
+        culprit = run_time_name(a)
+        if culprit is not None:
+            raise _err(
+                f"{culprit.name}: cannot evaluate to a compile-time constant (argument '{p.name}')", culprit
+            )
+
+
+def run_time_name(e: Any) -> ast.PathExpression | None:
+    """The first name in `e` that denotes a run-time value: a parameter with a direction or a
+    variable (a constructor parameter or a constant is known when the program is compiled)."""
+    if isinstance(e, ast.PathExpression):
+        d = e.decl
+        if isinstance(d, ast.VariableDecl) or (isinstance(d, ast.Parameter) and d.direction):
+            return e
+        return None
+    if isinstance(e, ast.Node):
+        for f in dataclasses.fields(e):
+            if f.name in ("loc", "type", "decl", "call", "ctor", "ctor_call", "target_type"):
+                continue
+            v = getattr(e, f.name)
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, ast.Node) and (hit := run_time_name(x)) is not None:
+                    return hit
+    return None

@@ -175,7 +175,9 @@ class StmtsMixin(CheckerState):
                 raise _err(f"switch label {label}{line} follows the 'default' label, which must be last", st)
             if isinstance(c.label, ast.DefaultExpression):
                 if default_seen:
-                    raise _err("switch has two default labels", c)
+                    # at the switch, as p4c reports it ("switch has multiple 'default' labels")
+                    line = f" (again on line {c.loc.line})" if c.loc is not None else ""
+                    raise _err(f"switch has multiple 'default' labels{line}", st)
                 default_seen = True
                 c.label.type = t
             elif isinstance(t, T.ActionEnumType):

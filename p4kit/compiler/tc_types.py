@@ -215,6 +215,11 @@ def check_param_type(p: ast.Parameter, t: T.Type, owner: str) -> None:
     data without a direction, actions take no extern objects, and parsers, controls and packages
     are passed to constructors and packages only, never as run-time arguments."""
     u = T.unwrap(t)
+    if owner in ("function", "action", "parser-ctor", "control-ctor") and ast.find_annotation(
+        p.annotations, "optional"
+    ):
+        # p4c: "optional parameter not allowed here" (externs and packages take @optional)
+        raise _err(f"{p.name}: optional parameter not allowed here (only externs and packages have them)", p)
     if isinstance(u, T.StringType) and p.direction:
         raise _err(f"{p.name}: a parameter with type string cannot have a direction", p)
     if isinstance(u, T.IntType) and p.direction:
