@@ -116,6 +116,12 @@ def lower_program(
     out.deparsers.append(lower_deparser(ctx, dep, scope_for("deparser")))
 
     _controller_headers(ctx)
+    varbits = [f[0] for f in scalars_fields if f[1] == "*"]
+    if varbits:
+        # BMv2 keeps metadata and locals in one fixed-size header: a varbit has no place in it
+        raise unsupported(
+            f"a varbit field outside a header ({varbits[0]}: metadata or a local variable)", main
+        )
     total = sum(int(f[1]) for f in scalars_fields)
     if total % 8:
         scalars_fields.append(["_padding_0", 8 - total % 8, False])
