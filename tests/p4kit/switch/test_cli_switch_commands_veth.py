@@ -47,22 +47,27 @@ def cli(addr: str, commands: str) -> subprocess.CompletedProcess:
     )
 
 
-def burst(h1, h2, count: int) -> list[tuple[int, ...]]:
-    """`count` probes sent back to back from h1; the probe fields of those that reach h2."""
-    proc, frames, reader, _ = sniff(h2.ns, h2.iface, count, timeout=3)
+def exchange(sender, receiver, frames: list[bytes], expect: int) -> list[bytes]:
+    """Send `frames` back to back from one host; what reaches `receiver` (at most `expect`, 3 s)."""
+    proc, got, reader, _ = sniff(receiver.ns, receiver.iface, expect, timeout=3)
     try:
-        probes = [FIELDS.pack(i, 0, 0, 0, 0, 0, 0) + bytes(6) for i in range(count)]
         send = (
             "import socket\n"
-            f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); s.bind(({h1.iface!r},0))\n"
-            f"for h in {[p.hex() for p in probes]!r}: s.send(bytes.fromhex(h))\n"
+            f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); s.bind(({sender.iface!r},0))\n"
+            f"for h in {[f.hex() for f in frames]!r}: s.send(bytes.fromhex(h))\n"
         )
-        sh(sys.executable, "-c", send, ns=h1.ns)
+        sh(sys.executable, "-c", send, ns=sender.ns)
         proc.wait(timeout=15)
         reader.join(timeout=5)
     finally:
         proc.kill()
-    return [FIELDS.unpack_from(f) for f in frames]
+    return got
+
+
+def burst(h1, h2, count: int) -> list[tuple[int, ...]]:
+    """`count` probes sent back to back from h1; the probe fields of those that reach h2."""
+    probes = [FIELDS.pack(i, 0, 0, 0, 0, 0, 0) + bytes(6) for i in range(count)]
+    return [FIELDS.unpack_from(f) for f in exchange(h1, h2, probes, count)]
 
 
 @pytest.mark.root
@@ -127,18 +132,7 @@ def test_custom_crc_parameters_change_the_hash_the_program_computes(tmp_path: Pa
         try:
 
             def hashed() -> tuple[int, int]:
-                proc, frames, reader, _ = sniff(h1.ns, h1.iface, 1, timeout=3)
-                try:
-                    send = (
-                        "import socket\n"
-                        f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); s.bind(({h1.iface!r},0))\n"
-                        f"s.send(bytes.fromhex({(data + bytes(60)).hex()!r}))\n"
-                    )
-                    sh(sys.executable, "-c", send, ns=h1.ns)
-                    proc.wait(timeout=15)
-                    reader.join(timeout=5)
-                finally:
-                    proc.kill()
+                frames = exchange(h1, h1, [data + bytes(60)], 1)  # the program sends it back out of port 1
                 assert len(frames) == 1
                 f = frames[0]
                 return int.from_bytes(f[10:12], "big"), int.from_bytes(f[12:16], "big")

@@ -4,6 +4,7 @@ the CLI's own output)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -11,9 +12,11 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
 from p4kit.cli.session import MAX_PRIORITY
@@ -36,15 +39,31 @@ def cli(addr: str, commands: str, *extra: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.fixture
-def switch():
-    """A switch running the basic program (set by a controller that then goes away)."""
+@contextlib.contextmanager
+def running(info: p4info_pb2.P4Info, bmv2: dict) -> Iterator[str]:
+    """A switch process running `bmv2` (pushed by a controller that then goes away); yields its address."""
     with switch_process("--no-p4") as (addr, _):
         c = Client(addr, 0)
         s = c.stream(election=1)
         assert s.next("arbitration").arbitration.status.code == 0
-        c.set_pipeline(p4info(), json.dumps(bmv2_json()).encode())
+        c.set_pipeline(info, json.dumps(bmv2).encode())
         c.close()
+        yield addr
+
+
+def compiled(path: Path) -> tuple[p4info_pb2.P4Info, dict]:
+    """(P4Info, BMv2 JSON) of a P4 program, from p4kit-p4c."""
+    from p4kit.compiler.driver import compile_file
+    from p4kit.compiler.p4info import build_p4info
+
+    result = compile_file(path)
+    return build_p4info(result.control_plane), result.bmv2
+
+
+@pytest.fixture
+def switch():
+    """A switch running the basic program (set by a controller that then goes away)."""
+    with running(p4info(), bmv2_json()) as addr:
         reader = Client(addr, 0)
         yield addr, reader
         reader.close()
@@ -204,17 +223,8 @@ def test_errors_are_reported_and_the_batch_goes_on(switch) -> None:
 
 
 def test_meters_in_bmv2_units(tmp_path) -> None:
-    from p4kit.compiler.driver import compile_file
-    from p4kit.compiler.p4info import build_p4info
-
-    result = compile_file(PROGRAMS / "extern_meter_indirect.p4")
-    info = build_p4info(result.control_plane)
-    with switch_process("--no-p4") as (addr, _):
-        c = Client(addr, 0)
-        s = c.stream(election=1)
-        assert s.next("arbitration").arbitration.status.code == 0
-        c.set_pipeline(info, json.dumps(result.bmv2).encode())
-        c.close()
+    info, bmv2 = compiled(PROGRAMS / "extern_meter_indirect.p4")
+    with running(info, bmv2) as addr:
         r = cli(addr, "meter_set_rates MyIngress.pm 2 0.5:10 1.25:20\nmeter_get_rates MyIngress.pm 2\n")
         assert r.returncode == 0, r.stdout
         assert "0: info rate = 0.5, burst size = 10" in r.stdout
@@ -313,19 +323,10 @@ def test_interactive_prompt(switch) -> None:
 def test_action_profiles_members_groups_and_indirect_entries() -> None:
     """act_prof_* and table_indirect_* build what BMv2's CLI builds, read back over P4Runtime: handle h
     is P4Runtime id h + 1; a group's member list is changed one member at a time."""
-    from p4kit.compiler.driver import compile_file
-    from p4kit.compiler.p4info import build_p4info
-
-    result = compile_file(PROGRAMS / "table_action_profile_selector.p4")
-    info = build_p4info(result.control_plane)
+    info, bmv2 = compiled(PROGRAMS / "table_action_profile_selector.p4")
     ids = {ap.preamble.name: ap.preamble.id for ap in info.action_profiles}
     tables = {t.preamble.name: t.preamble.id for t in info.tables}
-    with switch_process("--no-p4") as (addr, _):
-        c = Client(addr, 0)
-        s = c.stream(election=1)
-        assert s.next("arbitration").arbitration.status.code == 0
-        c.set_pipeline(info, json.dumps(result.bmv2).encode())
-        c.close()
+    with running(info, bmv2) as addr:
         r = cli(
             addr,
             "act_prof_create_member MyIngress.ap MyIngress.set_r1 7\n"
@@ -496,20 +497,11 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 
 def test_table_set_timeout_sets_the_entrys_idle_timeout(tmp_path) -> None:
-    from p4kit.compiler.driver import compile_file
-    from p4kit.compiler.p4info import build_p4info
-
     src = tmp_path / "aging.p4"
     src.write_text(TIMEOUT_P4)
-    result = compile_file(src)
-    info = build_p4info(result.control_plane)
+    info, bmv2 = compiled(src)
     aging = next(t.preamble.id for t in info.tables if t.preamble.name.endswith("aging"))
-    with switch_process("--no-p4") as (addr, _):
-        c = Client(addr, 0)
-        s = c.stream(election=1)
-        assert s.next("arbitration").arbitration.status.code == 0
-        c.set_pipeline(info, json.dumps(result.bmv2).encode())
-        c.close()
+    with running(info, bmv2) as addr:
         r = cli(
             addr,
             "table_add I.aging I.fwd 7 => 2\n"
