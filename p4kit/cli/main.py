@@ -38,9 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--election-id",
         type=int,
-        default=1,
-        help="election id for arbitration (default 1); a higher one than the running "
-        "controller's takes over writes",
+        default=None,
+        help="election id for arbitration; a higher one than the running controller's takes over "
+        "writes. Without it p4kit-cli leaves a running controller alone, as simple_switch_CLI does: "
+        "it reads without arbitrating and writes with the lowest id (0) once no controller is primary",
     )
     p.add_argument(
         "--thrift-port",

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -24,7 +26,10 @@ from p4.v1 import p4runtime_pb2_grpc
 
 from p4kit.cli.values import CliError
 
+T = TypeVar("T")
+
 MAX_PRIORITY = 0x7FFFFFFF  # BMv2 prefers the smaller priority, P4Runtime the larger: p = MAX - cli
+YIELDING_ELECTION_ID = 0  # the lowest: any controller's id is higher, so a controller stays the primary
 
 
 @dataclass
@@ -53,17 +58,30 @@ def rpc_message(err: grpc.RpcError) -> str:
 
 
 class Session:
-    """A P4Runtime client for the CLI's commands. `connect()` arbitrates and fetches the P4Info."""
+    """A P4Runtime client for the CLI's commands. `connect()` fetches the P4Info, and arbitrates at once
+    when an election id was chosen.
 
-    def __init__(self, address: str, device_id: int = 0, election_id: int = 1, timeout: float = 10.0):
+    Without a chosen election id the session behaves as simple_switch_CLI does beside a controller
+    (its Thrift port knows nothing of P4Runtime's arbitration): it reads without a stream, so it never
+    claims the id a controller uses (every p4lang/tutorials controller uses 1; a second stream with an
+    id in use is refused, and such a controller would wait for its answer forever). It writes with
+    election id 0, which the switch accepts while no client is connected; when a controller is
+    connected it opens a stream with id 0, which any controller outranks, and writes once it is the
+    primary, that is once the controller has gone (it waits up to `timeout` seconds)."""
+
+    def __init__(
+        self, address: str, device_id: int = 0, election_id: int | None = None, timeout: float = 10.0
+    ):
         self.address = address
         self.device_id = device_id
-        self.election_id = election_id
+        self.chosen_election = election_id is not None
+        self.election_id = election_id if election_id is not None else YIELDING_ELECTION_ID
         self.timeout = timeout
         self.channel = grpc.insecure_channel(address)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.p4info: p4info_pb2.P4Info | None = None
         self.primary = False
+        self.primary_election = 0
         self.handles: dict[int, dict[bytes, int]] = {}  # table id -> entry key -> handle
         self.next_handle: dict[int, int] = {}
         self.nodes: dict[int, Node] = {}
@@ -74,11 +92,19 @@ class Session:
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> str | None:
-        """Open the stream and arbitrate; returns a note when this client is not the primary."""
+        """Reach the server, fetch its P4Info and, with a chosen election id, arbitrate; returns a note
+        when this client is not the primary."""
         try:
             grpc.channel_ready_future(self.channel).result(timeout=self.timeout)
         except grpc.FutureTimeoutError:
             raise CliError(f"cannot connect to the P4Runtime server at {self.address}") from None
+        if not self.chosen_election:
+            self.refresh_p4info()
+            return None
+        return self._arbitrate()
+
+    def _arbitrate(self) -> str | None:
+        """Open the stream with this session's election id; a note when another client is primary."""
         self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
         threading.Thread(target=self._read_stream, daemon=True).start()
         req = pb.StreamMessageRequest()
@@ -93,14 +119,59 @@ class Session:
         if isinstance(answer, grpc.RpcError):
             raise CliError(f"arbitration failed: {answer.code().name}: {answer.details()}")
         self.primary = answer.status.code == code_pb2.OK
+        self.primary_election = (answer.election_id.high << 64) | answer.election_id.low
         self.refresh_p4info()
         if not self.primary:
-            other = (answer.election_id.high << 64) | answer.election_id.low
+            other = self.primary_election
             return (
                 f"not the primary client (another has election id {other}): writes will be refused; "
                 f"use --election-id {other + 1} to take over"
             )
         return None
+
+    def _await_primary(self) -> None:
+        """Without a chosen election id, after a write was refused: become the primary with the lowest
+        id once no controller holds the role, or say who does and how to take over."""
+        if self._stream is None:
+            self._arbitrate()
+        else:  # refused although primary once: a controller came; the last answer queued is the news
+            self.primary = False
+            while True:
+                try:
+                    self._take_answer(self._answers.get_nowait())
+                except queue.Empty:
+                    break
+        end = time.monotonic() + self.timeout
+        while not self.primary:
+            left = end - time.monotonic()
+            if left <= 0:
+                other = self.primary_election
+                raise CliError(
+                    f"another P4Runtime client (election id {other}) is the primary and only it may write; "
+                    f"p4kit-cli writes after it has gone, or with --election-id {other + 1}, which makes "
+                    "that client a backup"
+                )
+            try:
+                self._take_answer(self._answers.get(timeout=left))
+            except queue.Empty:
+                continue
+
+    def _take_answer(self, answer: Any) -> None:
+        if isinstance(answer, grpc.RpcError):
+            raise CliError(f"arbitration failed: {answer.code().name}: {answer.details()}")
+        self.primary = answer.status.code == code_pb2.OK
+        self.primary_election = (answer.election_id.high << 64) | answer.election_id.low
+
+    def _retry_as_primary(self, call: Callable[[], T]) -> T:
+        """`call`, and once more after `_await_primary` when it was refused for not being primary
+        (only without a chosen election id: a chosen one keeps P4Runtime's rules as they are)."""
+        try:
+            return call()
+        except grpc.RpcError as e:
+            if self.chosen_election or e.code() != grpc.StatusCode.PERMISSION_DENIED:
+                raise
+        self._await_primary()
+        return call()
 
     def _read_stream(self) -> None:
         try:
@@ -185,7 +256,7 @@ class Session:
         req.election_id.low = self.election_id & ((1 << 64) - 1)
         req.updates.extend(updates)
         try:
-            self.stub.Write(req, timeout=self.timeout)
+            self._retry_as_primary(lambda: self.stub.Write(req, timeout=self.timeout))
         except grpc.RpcError as e:
             raise CliError(rpc_message(e)) from None
 
@@ -211,7 +282,7 @@ class Session:
         call = self.channel.unary_unary(METHOD, request_serializer=encode, response_deserializer=decode)
         body = {"op": op, "device_id": self.device_id, "election_id": self.election_id, **args}
         try:
-            return call(body, timeout=self.timeout)["result"]
+            return self._retry_as_primary(lambda: call(body, timeout=self.timeout))["result"]
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.UNIMPLEMENTED and "unknown op" not in (e.details() or ""):
                 raise CliError(
