@@ -21,7 +21,7 @@ from p4kit.compiler.backend import values as V  # noqa: N812
 from p4kit.compiler.backend.aliasing import root_decl
 from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering
-from p4kit.compiler.backend.statements import StmtLowering, lower_body
+from p4kit.compiler.backend.statements import StmtLowering, lhs_runtime_indices, lower_body
 from p4kit.compiler.backend.storage import ActionLoc, FieldLoc, Loc, TableLoc, ValueLoc
 from p4kit.compiler.backend.tables import TableBuilder, action_data, lower_action
 from p4kit.compiler.cpmodel import CPActionRef, CPAnnotation, CPTable
@@ -237,6 +237,7 @@ class ControlLowering:
         if isinstance(s, (ast.AssignmentStatement, ast.VariableDecl)):
             # P4 evaluates the left-hand side (e.g. a run-time index) before the right-hand side
             exprs = [s.lhs, s.rhs] if isinstance(s, ast.AssignmentStatement) else [s.init]
+            first = lhs_runtime_indices(s.lhs) if isinstance(s, ast.AssignmentStatement) else []
             return self.with_hoisted(
                 [e for e in exprs if e is not None],
                 scope,
@@ -244,6 +245,7 @@ class ControlLowering:
                 lambda hook, n, snaps=None: self.action_node(
                     lambda sl: sl.stmt(s), scope, n, s, hook=hook, overrides=snaps
                 ),
+                first=first,
             )
         raise unsupported(f"{type(s).__name__} in a control body", s)
 
@@ -617,13 +619,17 @@ class ControlLowering:
         scope: Scope,
         nxt: Next,
         build: Callable[..., Next],
+        first: list[ast.Expression] | None = None,
     ) -> Next:
         """Evaluate table results (`t.apply().hit`) and calls used inside `exprs` into temporaries,
-        in nodes placed before whatever `build` makes (which reads them through the hook)."""
+        in nodes placed before whatever `build` makes (which reads them through the hook). The values
+        in `first` (an assignment target's run-time indices) are copied before any of that runs."""
         items: list[Any] = []
         for e in exprs:
             _collect(e, items, control=True)
         items = _once(items)
+        if first and any(not isinstance(it, Snapshot) for it in items):
+            items = [Snapshot(x) for x in first] + items
         temps: dict[int, Loc] = {}
         snaps: dict[int, Loc] = {}
         for it in items:

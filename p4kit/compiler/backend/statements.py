@@ -138,6 +138,40 @@ def _has_calls(e: Any) -> bool:
     )
 
 
+def calls_with_effects(e: Any) -> bool:
+    """Whether evaluating `e` calls a function or an extern (which may change what `e`'s neighbours
+    read), anywhere inside it, arguments and initializers included."""
+    if isinstance(e, ast.MethodCallExpression):
+        c = e.call
+        if c is not None and c.kind in ("function", "extern_function", "extern_method"):
+            return True
+        return any(calls_with_effects(a) for a in (c.args if c is not None else []))
+    if isinstance(e, ast.StructExpression):
+        return any(calls_with_effects(f.value) for f in e.fields)
+    if any(calls_with_effects(x) for x in getattr(e, "elems", None) or []):
+        return True
+    return any(
+        isinstance(getattr(e, n, None), ast.Expression) and calls_with_effects(getattr(e, n))
+        for n in ("expr", "left", "right", "cond", "then", "else_", "index")
+    )
+
+
+def lhs_runtime_indices(lhs: ast.Expression) -> list[ast.Expression]:
+    """The run-time stack indices an assignment's target reads (`hs[n].f`: n), outermost last. P4
+    evaluates the target before the right-hand side, so when the right-hand side calls something that
+    may change n, n is read first (p4c's side-effect ordering saves it in a temporary)."""
+    out: list[ast.Expression] = []
+    e: Any = lhs
+    while isinstance(e, (ast.Member, ast.Slice, ast.ArrayIndex)):
+        if isinstance(e, ast.ArrayIndex):
+            ix = e.index
+            if ix.const_value is None and not calls_with_effects(ix):
+                out.append(ix)
+        e = e.expr
+    out.reverse()
+    return out
+
+
 def _value_expr(loc: Loc, like: ast.Expression, scope: Scope) -> ast.Expression:
     """A synthetic expression that reads `loc` (used to re-read a saved switch selector)."""
     decl = ast.VariableDecl("switch_sel", ast.PrimTypeRef("int"), loc=like.loc)
@@ -214,13 +248,17 @@ class StmtLowering:
                 self.stmt(x)
         elif isinstance(s, ast.AssignmentStatement):
             outer, self.call_memo = self.call_memo, {}
+            saved = self.overrides
             try:
+                if calls_with_effects(s.rhs):
+                    self.freeze_indices(s.lhs, s)
                 if isinstance(s.lhs, ast.Slice):
                     self.assign_slice(s.lhs, s.rhs, s)
                 else:
                     self.assign(self.ex.loc(s.lhs), s.rhs, s)
             finally:
                 self.call_memo = outer
+                self.overrides = saved
         elif isinstance(s, ast.MethodCallStatement):
             self.call(s.call)
         elif isinstance(s, ast.VariableDecl):
@@ -623,6 +661,19 @@ class StmtLowering:
                 self.assign(tmp, a, mce)
             outs.append((i, a, ref))
         return outs
+
+    def freeze_indices(self, lhs: ast.Expression, node: ast.Node) -> None:
+        """Read the target's run-time stack indices into temporaries before the right-hand side runs
+        (see lhs_runtime_indices); the target then reads the temporaries (until `overrides` is reset)."""
+        ixs = [ix for ix in lhs_runtime_indices(lhs) if not (self.overrides and id(ix) in self.overrides)]
+        if not ixs:
+            return
+        frozen = dict(self.overrides or {})
+        for ix in ixs:
+            tmp = self.ctx.temp(ix.type or T.BitsType(32))
+            self.assign(tmp, ix, node)
+            frozen[id(ix)] = tmp
+        self.overrides = frozen
 
     def eval_call(self, e: Any) -> Loc:
         """A call (or a table's apply result) used as a value: evaluated into a temporary first."""
