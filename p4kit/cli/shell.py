@@ -88,7 +88,10 @@ class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd
 
     # ------------------------------------------------------------------ cmd plumbing
     def say(self, text: str = "") -> None:
+        """One line of output, flushed: a script reading the CLI through a pipe sees each command's
+        answer as it comes, as with simple_switch_CLI."""
         self.out.write(text + "\n")
+        self.out.flush()
 
     def onecmd(self, line: str) -> bool:
         try:

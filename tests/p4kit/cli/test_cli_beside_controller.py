@@ -82,9 +82,11 @@ def test_a_controller_arriving_while_a_cli_session_is_open_becomes_primary() -> 
         )
         try:
             assert session.stdin is not None
-            session.stdin.write("show_tables\n")  # the session is up and has read the P4Info
+            session.stdin.write("show_tables\n")
             session.stdin.flush()
-            time.sleep(3)
+            assert session.stdout is not None
+            first = session.stdout.readline()  # the session is up and has read the P4Info
+            assert "MyIngress.ipv4_lpm" in first or "MyIngress.acl" in first, first
             c = Client(addr, 0)
             s2 = c.stream(election=1)
             answer = s2.next("arbitration")
