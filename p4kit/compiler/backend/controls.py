@@ -21,7 +21,13 @@ from p4kit.compiler.backend import values as V  # noqa: N812
 from p4kit.compiler.backend.aliasing import root_decl
 from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering
-from p4kit.compiler.backend.statements import StmtLowering, lhs_runtime_indices, lower_body
+from p4kit.compiler.backend.statements import (
+    StmtLowering,
+    init_as_assignment,
+    lhs_runtime_indices,
+    lower_body,
+    mux_as_if,
+)
 from p4kit.compiler.backend.storage import ActionLoc, FieldLoc, Loc, TableLoc, ValueLoc
 from p4kit.compiler.backend.tables import TableBuilder, action_data, lower_action
 from p4kit.compiler.cpmodel import CPActionRef, CPAnnotation, CPTable
@@ -226,6 +232,11 @@ class ControlLowering:
                     lambda sl: sl.call(s.call), scope, n, s, hook=hook, overrides=snaps
                 ),
             )
+        if isinstance(s, ast.AssignmentStatement) and (m := mux_as_if(s)) is not None:
+            return self.if_stmt(m, scope, nxt, ret)  # only the branch the condition picks runs
+        if isinstance(s, ast.VariableDecl) and s.init is not None:
+            if (m := mux_as_if(init_as_assignment(s))) is not None:
+                return self.if_stmt(m, scope, nxt, ret)  # declared with the control's locals
         if isinstance(s, ast.AssignmentStatement) and _short_circuit_with_effects(s.rhs):
             # `b = x && t.apply().hit`: evaluate as control flow so the right side may not run
             lhs = ExprLowering(self.ctx, scope).loc(s.lhs)

@@ -156,6 +156,29 @@ def calls_with_effects(e: Any) -> bool:
     )
 
 
+def mux_as_if(s: ast.AssignmentStatement) -> ast.IfStatement | None:
+    """`x = c ? f() : g()` as `if (c) x = f(); else x = g();` when a branch calls something: P4
+    evaluates only the branch the condition picks (p4c's side-effect ordering makes it an if), so the
+    other branch's call must not run."""
+    m = s.rhs
+    if not isinstance(m, ast.Mux) or m.const_value is not None:
+        return None
+    if not (calls_with_effects(m.then) or calls_with_effects(m.else_)):
+        return None
+    then = ast.AssignmentStatement(s.lhs, m.then, loc=s.loc)
+    else_ = ast.AssignmentStatement(s.lhs, m.else_, loc=s.loc)
+    return ast.IfStatement(m.cond, then, else_, loc=s.loc)
+
+
+def init_as_assignment(d: ast.VariableDecl) -> ast.AssignmentStatement:
+    """`T x = e;` as the assignment `x = e;` (the declaration bound elsewhere)."""
+    assert d.init is not None
+    target = ast.PathExpression(d.name, loc=d.loc)
+    target.decl = d  # type: ignore[attr-defined]
+    target.type = d.type
+    return ast.AssignmentStatement(target, d.init, loc=d.loc)
+
+
 def lhs_runtime_indices(lhs: ast.Expression) -> list[ast.Expression]:
     """The run-time stack indices an assignment's target reads (`hs[n].f`: n), outermost last. P4
     evaluates the target before the right-hand side, so when the right-hand side calls something that
@@ -246,6 +269,8 @@ class StmtLowering:
         if isinstance(s, ast.BlockStatement):
             for x in s.stmts:
                 self.stmt(x)
+        elif isinstance(s, ast.AssignmentStatement) and (m := mux_as_if(s)) is not None:
+            self.stmt(m)
         elif isinstance(s, ast.AssignmentStatement):
             outer, self.call_memo = self.call_memo, {}
             saved = self.overrides
@@ -262,7 +287,11 @@ class StmtLowering:
         elif isinstance(s, ast.MethodCallStatement):
             self.call(s.call)
         elif isinstance(s, ast.VariableDecl):
-            self.declare(s)
+            if s.init is not None and (m := mux_as_if(init_as_assignment(s))) is not None:
+                self.declare(s, with_init=False)
+                self.stmt(m)
+            else:
+                self.declare(s)
         elif isinstance(s, ast.ConstDecl):
             self.scope.bind(s, ValueLoc(self.ex.const_json(s.const_value, s.type, s), s.type or T.IntType()))
         elif isinstance(s, ast.IfStatement):
@@ -313,13 +342,13 @@ class StmtLowering:
             t = subst_type(t, f.type_bindings)
         return t
 
-    def declare(self, d: ast.VariableDecl) -> Loc:
+    def declare(self, d: ast.VariableDecl, with_init: bool = True) -> Loc:
         assert d.type is not None
         loc = self.scope.lookup(d)
         if loc is None:
             loc = self.ctx.layout.materialize(self._local_name(d.name), self.concrete(d.type))
             self.scope.bind(d, loc)
-        if d.init is not None:
+        if with_init and d.init is not None:
             self.assign(loc, d.init, d)
         return loc
 
