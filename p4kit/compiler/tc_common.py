@@ -3,6 +3,7 @@ that all checker mixins (tc_types, tc_decls, tc_stmts, tc_exprs, tc_calls) work 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from p4kit.compiler import ast
@@ -94,3 +95,25 @@ class CheckerState:
 
     def statement_or_decl(self, st: Any, scope: Scope) -> None:
         raise NotImplementedError
+
+
+def run_time_name(e: Any) -> ast.Expression | None:
+    """The first part of `e` that is only known at run time: a parameter with a direction, a
+    variable or a call (a constructor parameter or a constant is known when the program is
+    compiled)."""
+    if isinstance(e, ast.MethodCallExpression):
+        return e
+    if isinstance(e, ast.PathExpression):
+        d = e.decl
+        if isinstance(d, ast.VariableDecl) or (isinstance(d, ast.Parameter) and d.direction):
+            return e
+        return None
+    if isinstance(e, ast.Node):
+        for f in dataclasses.fields(e):
+            if f.name in ("loc", "type", "decl", "call", "ctor", "ctor_call", "target_type"):
+                continue
+            v = getattr(e, f.name)
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, ast.Node) and (hit := run_time_name(x)) is not None:
+                    return hit
+    return None

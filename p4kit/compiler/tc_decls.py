@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 from typing import Any
 
 from p4kit.compiler import ast
@@ -20,6 +19,7 @@ from p4kit.compiler.tc_common import (
     _VOID,
     CheckerState,
     _err,
+    run_time_name,
 )
 
 
@@ -335,7 +335,13 @@ class DeclsMixin(CheckerState):
             key_types.append(kt)
         tr.type = _STATE
         for c in tr.cases:
-            self.keyset(c.keyset, key_types, scope)
+            try:
+                self.keyset(c.keyset, key_types, scope)
+            except CompileError as ex:
+                if not ex.message.startswith("type mismatch in keyset value") or not (ex.loc and tr.loc):
+                    raise
+                # p4c reports a case whose type does not fit the key at the select expression
+                raise CompileError(f"{ex.message} (the case on line {ex.loc.line})", tr.loc) from None
             self.state_ref(c.state, scope)
 
     def state_ref(self, e: ast.PathExpression, scope: Scope) -> None:
@@ -855,25 +861,5 @@ def require_constant_ctor_args(info: ast.CallInfo) -> None:
             continue
         culprit = run_time_name(a)
         if culprit is not None:
-            raise _err(
-                f"{culprit.name}: cannot evaluate to a compile-time constant (argument '{p.name}')", culprit
-            )
-
-
-def run_time_name(e: Any) -> ast.PathExpression | None:
-    """The first name in `e` that denotes a run-time value: a parameter with a direction or a
-    variable (a constructor parameter or a constant is known when the program is compiled)."""
-    if isinstance(e, ast.PathExpression):
-        d = e.decl
-        if isinstance(d, ast.VariableDecl) or (isinstance(d, ast.Parameter) and d.direction):
-            return e
-        return None
-    if isinstance(e, ast.Node):
-        for f in dataclasses.fields(e):
-            if f.name in ("loc", "type", "decl", "call", "ctor", "ctor_call", "target_type"):
-                continue
-            v = getattr(e, f.name)
-            for x in v if isinstance(v, list) else [v]:
-                if isinstance(x, ast.Node) and (hit := run_time_name(x)) is not None:
-                    return hit
-    return None
+            text = culprit.name if isinstance(culprit, ast.PathExpression) else "a call"
+            raise _err(f"{text}: cannot evaluate to a compile-time constant (argument '{p.name}')", culprit)

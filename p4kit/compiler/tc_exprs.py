@@ -177,13 +177,15 @@ class ExprsMixin(CheckerState):
             raise _err(f"{bt} has no field '{m}'", e)
         if isinstance(u, T.HeaderStackType):
             e.kind = "stack_elem_prop"
-            if m in ("next", "last"):
-                if scope.enclosing("control") is not None:
-                    # p4c: inside a control (its actions too); functions and parsers may use them
-                    raise _err(f"'{m}' of a header stack can only be used in a parser (not in a control)", e)
-                return u.elem
-            if m == "lastIndex":
-                return _BIT32
+            if m in ("next", "last", "lastIndex"):
+                if scope.enclosing("control", "action") is not None:
+                    # p4c: not inside a control or an action (top-level ones too); functions and
+                    # parsers may use them
+                    raise _err(
+                        f"'{m}' of a header stack can only be used in a parser (not in a control or an action)",
+                        e,
+                    )
+                return _BIT32 if m == "lastIndex" else u.elem
             if m == "size":
                 # a compile-time constant; typed like a literal so it fits any integer context
                 e.const_value = u.size

@@ -18,6 +18,7 @@ from p4kit.compiler.tc_common import (
     CheckerState,
     _err,
     check_width,
+    run_time_name,
 )
 
 
@@ -205,6 +206,9 @@ class TypesMixin(CheckerState):
                     raise _err(f"{p.name}: optional parameters cannot have default values", p)
                 self.expr(p.default, scope, t)
                 self.coerce(p.default, t, "default value")
+                if p.default.const_value is None and run_time_name(p.default) is not None:
+                    # p4c: a default value is a compile-time constant (not a call or a variable)
+                    raise _err(f"{p.name}: its default value must be a compile-time constant", p.default)
             optional = ast.find_annotation(p.annotations, "optional") is not None
             out.append(T.ParamInfo(p.name, p.direction, t, p.default is not None, optional, p))
         return out

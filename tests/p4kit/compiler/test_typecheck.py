@@ -193,11 +193,12 @@ def test_struct_initializers_take_their_type_from_context(tmp_path):
 def test_header_stack_operations(tmp_path):
     prog = check_src(
         tmp_path,
-        "apply { hdr.hs[0].setValid(); hdr.hs.push_front(1); m.x = (bit<8>)hdr.hs.lastIndex; m.x = hdr.hs.size; }",
+        "apply { hdr.hs[0].setValid(); hdr.hs.push_front(1); hdr.hs.pop_front(2); m.x = hdr.hs.size; }",
     )
-    sv, push, _li, size = ingress_apply(prog)
+    sv, push, pop, size = ingress_apply(prog)
     assert sv.call.call.kind == "builtin" and sv.call.call.name == "setValid"
     assert push.call.call.name == "push_front"
+    assert pop.call.call.name == "pop_front"
     assert size.rhs.const_value == 3
 
 

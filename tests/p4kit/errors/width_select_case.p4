@@ -1,4 +1,4 @@
-// expect-error: 20 (bit<16>|\b16\b).*(bit<8>|\b8\b)|(bit<8>|\b8\b).*(bit<16>|\b16\b)
+// expect-error: 19 (bit<16>|\b16\b).*(bit<8>|\b8\b)|(bit<8>|\b8\b).*(bit<16>|\b16\b)
 #include <core.p4>
 #include <v1model.p4>
 
