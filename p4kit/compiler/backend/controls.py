@@ -23,6 +23,7 @@ from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering
 from p4kit.compiler.backend.statements import (
     StmtLowering,
+    as_if,
     init_as_assignment,
     lhs_runtime_indices,
     lower_body,
@@ -235,7 +236,7 @@ class ControlLowering:
         if isinstance(s, ast.AssignmentStatement) and (m := mux_as_if(s)) is not None:
             return self.if_stmt(m, scope, nxt, ret)  # only the branch the condition picks runs
         if isinstance(s, ast.VariableDecl) and s.init is not None:
-            if (m := mux_as_if(init_as_assignment(s))) is not None:
+            if (m := as_if(init_as_assignment(s))) is not None:
                 return self.if_stmt(m, scope, nxt, ret)  # declared with the control's locals
         if isinstance(s, ast.AssignmentStatement) and _short_circuit_with_effects(s.rhs):
             # `b = x && t.apply().hit`: evaluate as control flow so the right side may not run

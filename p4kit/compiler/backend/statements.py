@@ -163,11 +163,53 @@ def mux_as_if(s: ast.AssignmentStatement) -> ast.IfStatement | None:
     m = s.rhs
     if not isinstance(m, ast.Mux) or m.const_value is not None:
         return None
-    if not (calls_with_effects(m.then) or calls_with_effects(m.else_)):
-        return None
+    if not any(calls_with_effects(x) for x in (m.cond, m.then, m.else_)):
+        return None  # (a call in the condition: the if's condition evaluates `&&` and `||` lazily)
     then = ast.AssignmentStatement(s.lhs, m.then, loc=s.loc)
     else_ = ast.AssignmentStatement(s.lhs, m.else_, loc=s.loc)
     return ast.IfStatement(m.cond, then, else_, loc=s.loc)
+
+
+def _bool(value: bool, like: ast.Expression) -> ast.BoolLiteral:
+    b = ast.BoolLiteral(value, loc=like.loc)
+    b.type = T.BoolType()
+    b.const_value = value
+    return b
+
+
+def short_circuit_as_if(s: ast.AssignmentStatement) -> ast.IfStatement | None:
+    """`x = a && f()` as `if (a) x = f(); else x = false;` (and `||` the other way round) when the
+    right operand calls something: P4 evaluates it only when the left one does not decide."""
+    e = s.rhs
+    if not isinstance(e, ast.BinaryOp) or e.op not in ("&&", "||") or e.const_value is not None:
+        return None
+    if not calls_with_effects(e.right):
+        return None
+    rest = ast.AssignmentStatement(s.lhs, e.right, loc=s.loc)
+    decided = ast.AssignmentStatement(s.lhs, _bool(e.op == "||", e), loc=s.loc)
+    if e.op == "&&":
+        return ast.IfStatement(e.left, rest, decided, loc=s.loc)
+    return ast.IfStatement(e.left, decided, rest, loc=s.loc)
+
+
+def as_if(s: ast.AssignmentStatement) -> ast.IfStatement | None:
+    """An assignment whose right-hand side chooses what it evaluates (a `?:` or a short-circuit
+    operator with a call on the side it may skip), as the if that evaluates only that."""
+    return mux_as_if(s) or short_circuit_as_if(s)
+
+
+def short_circuit_condition(s: ast.IfStatement) -> ast.IfStatement | None:
+    """`if (a && f()) T else E` as `if (a) { if (f()) T else E } else E` (and `||` likewise) when the
+    right operand calls something, so that it runs only when P4 evaluates it."""
+    c = s.cond
+    if not isinstance(c, ast.BinaryOp) or c.op not in ("&&", "||") or c.const_value is not None:
+        return None
+    if not calls_with_effects(c.right):
+        return None
+    inner = ast.IfStatement(c.right, s.then, s.else_, loc=s.loc)
+    if c.op == "&&":
+        return ast.IfStatement(c.left, inner, s.else_, loc=s.loc)
+    return ast.IfStatement(c.left, s.then, inner, loc=s.loc)
 
 
 def init_as_assignment(d: ast.VariableDecl) -> ast.AssignmentStatement:
@@ -269,7 +311,7 @@ class StmtLowering:
         if isinstance(s, ast.BlockStatement):
             for x in s.stmts:
                 self.stmt(x)
-        elif isinstance(s, ast.AssignmentStatement) and (m := mux_as_if(s)) is not None:
+        elif isinstance(s, ast.AssignmentStatement) and (m := as_if(s)) is not None:
             self.stmt(m)
         elif isinstance(s, ast.AssignmentStatement):
             outer, self.call_memo = self.call_memo, {}
@@ -287,7 +329,7 @@ class StmtLowering:
         elif isinstance(s, ast.MethodCallStatement):
             self.call(s.call)
         elif isinstance(s, ast.VariableDecl):
-            if s.init is not None and (m := mux_as_if(init_as_assignment(s))) is not None:
+            if s.init is not None and (m := as_if(init_as_assignment(s))) is not None:
                 self.declare(s, with_init=False)
                 self.stmt(m)
             else:
@@ -356,6 +398,10 @@ class StmtLowering:
         return f"{name}_0"  # p4c's habit; Layout.scalar makes it unique
 
     def if_stmt(self, s: ast.IfStatement) -> None:
+        nested = short_circuit_condition(s)
+        if nested is not None:
+            self.if_stmt(nested)
+            return
         c = self.ex.cond(s.cond)
         if c.get("type") == "bool":  # constant condition: keep only the branch taken
             if c["value"]:
