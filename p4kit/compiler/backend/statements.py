@@ -202,6 +202,9 @@ def short_circuit_condition(s: ast.IfStatement) -> ast.IfStatement | None:
     """`if (a && f()) T else E` as `if (a) { if (f()) T else E } else E` (and `||` likewise) when the
     right operand calls something, so that it runs only when P4 evaluates it."""
     c = s.cond
+    if isinstance(c, ast.UnaryOp) and c.op == "!" and c.const_value is None and calls_with_effects(c.expr):
+        else_ = s.else_ if s.else_ is not None else ast.EmptyStatement(loc=s.loc)
+        return ast.IfStatement(c.expr, else_, s.then, loc=s.loc)  # `if (!c) T else E`: if (c) E else T
     if not isinstance(c, ast.BinaryOp) or c.op not in ("&&", "||") or c.const_value is not None:
         return None
     if not calls_with_effects(c.right):

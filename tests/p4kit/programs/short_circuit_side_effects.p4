@@ -1,7 +1,7 @@
 // `a && b` and `a || b` evaluate b only when a does not decide (P4 spec, boolean operators): a call in
 // b does not run, and its inout argument keeps its value, when a already decided. As a local's
-// initializer in a control's body and in an action, in an action's if condition and in the condition
-// of a `?:`; `log` shows which calls ran.
+// initializer in a control's body and in an action, in an action's if condition (negated too) and in
+// the condition of a `?:`; `log` shows which calls ran.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -12,6 +12,7 @@ header probe_t {
     bit<8> r2;
     bit<8> r3;
     bit<8> r4;
+    bit<8> r5;
 }
 
 struct headers_t { probe_t p; }
@@ -32,6 +33,9 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
         hdr.p.r2 = t ? 8w1 : 8w0;
         if (hdr.p.sel[3:3] == 1 || note(hdr.p.log, 0x08)) {
             hdr.p.r4 = 1;
+        }
+        if (!(hdr.p.sel[4:4] == 0 && !note(hdr.p.log, 0x10))) {   // negated: the same as || above
+            hdr.p.r5 = 1;
         }
     }
     apply {
