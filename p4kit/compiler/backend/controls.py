@@ -356,7 +356,8 @@ class ControlLowering:
         for labels, body in groups:
             if any(isinstance(lab, ast.DefaultExpression) for lab in labels):
                 default_next = self.block([body], scope, nxt, ret)
-        sel: JSON = ex.value(e)
+        calls = _hoistable(e, control=True)  # `switch (f(x))`: the call runs once, before the cases
+        sel: JSON = {"type": "expression"} if calls else ex.value(e)
         pre: tuple[Loc, ast.Expression] | None = None
         if sel.get("type") == "expression":
             tmp = self.ctx.temp(e.type or T.BitsType(32))
@@ -385,6 +386,15 @@ class ControlLowering:
             cur = name
         if pre is not None:
             loc, pe = pre
+            if calls:
+                return self.with_hoisted(
+                    [pe],
+                    scope,
+                    cur,
+                    lambda hook, n, snaps=None: self.action_node(
+                        lambda sl: sl.assign(loc, pe, s), scope, n, s, hook=hook, overrides=snaps
+                    ),
+                )
             cur = self.action_node(lambda sl: sl.assign(loc, pe, s), scope, cur, s)
         return cur
 
