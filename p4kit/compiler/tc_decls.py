@@ -657,7 +657,9 @@ class DeclsMixin(CheckerState):
                 "support_timeout",
                 "psa_implementation",
             ):
-                self.expr(e, scope)
+                t = self.expr(e, scope)
+                if prop.name in _DIRECT_EXTERNS:
+                    check_direct_extern(prop.name, t, d, e)
             else:
                 # a target-specific property: check it when it makes sense, never reject the table
                 with contextlib.suppress(CompileError):
@@ -863,3 +865,21 @@ def require_constant_ctor_args(info: ast.CallInfo) -> None:
         if culprit is not None:
             text = culprit.name if isinstance(culprit, ast.PathExpression) else "a call"
             raise _err(f"{text}: cannot evaluate to a compile-time constant (argument '{p.name}')", culprit)
+
+
+# the table properties that name a direct extern instance, and the v1model extern each must be
+_DIRECT_EXTERNS = {"counters": ("direct_counter", "counter"), "meters": ("direct_meter", "meter")}
+
+
+def check_direct_extern(prop: str, t: Any, table: ast.TableDecl, e: Any) -> None:
+    """p4c's P4Runtime rules for `counters` and `meters`: the value is an instance (p4c: "Expected
+    counters property value for table t to resolve to an extern instance") of direct_counter or
+    direct_meter ("Expected a direct counter"); an indexed counter there is a common mistake."""
+    want, kind = _DIRECT_EXTERNS[prop]
+    u = T.unwrap(t) if t is not None else None
+    if not isinstance(u, T.ExternType):
+        raise _err(
+            f"expected the {prop} property of table {table.name} to name an extern instance ({want})", e
+        )
+    if u.name != want:
+        raise _err(f"expected a direct {kind}: {u.name} is not a {want} (table {table.name}, {prop})", e)
