@@ -314,8 +314,8 @@ class StmtLowering:
         if isinstance(s, ast.BlockStatement):
             for x in s.stmts:
                 self.stmt(x)
-        elif isinstance(s, ast.AssignmentStatement) and (m := as_if(s)) is not None:
-            self.stmt(m)
+        elif isinstance(s, ast.AssignmentStatement) and not self.in_parser and (m := as_if(s)) is not None:
+            self.stmt(m)  # (a parser has no control flow to branch with: both sides are evaluated)
         elif isinstance(s, ast.AssignmentStatement):
             outer, self.call_memo = self.call_memo, {}
             saved = self.overrides
@@ -332,7 +332,8 @@ class StmtLowering:
         elif isinstance(s, ast.MethodCallStatement):
             self.call(s.call)
         elif isinstance(s, ast.VariableDecl):
-            if s.init is not None and (m := as_if(init_as_assignment(s))) is not None:
+            m = None if s.init is None or self.in_parser else as_if(init_as_assignment(s))
+            if m is not None:
                 self.declare(s, with_init=False)
                 self.stmt(m)
             else:
