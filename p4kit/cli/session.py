@@ -29,6 +29,12 @@ from p4kit.cli.values import CliError
 T = TypeVar("T")
 
 MAX_PRIORITY = 0x7FFFFFFF  # BMv2 prefers the smaller priority, P4Runtime the larger: p = MAX - cli
+# tables with a key of these kinds take a priority (the CLI's last argument)
+PRIORITY_MATCH_KINDS = {
+    p4info_pb2.MatchField.TERNARY,
+    p4info_pb2.MatchField.RANGE,
+    p4info_pb2.MatchField.OPTIONAL,
+}
 YIELDING_ELECTION_ID = 0  # the lowest: any controller's id is higher, so a controller stays the primary
 
 

@@ -14,7 +14,6 @@ way simple_switch_grpc itself maps them:
 from __future__ import annotations
 
 import cmd
-import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -22,15 +21,14 @@ from typing import Any, TextIO
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
-from p4kit.cli.session import MAX_PRIORITY, Session
+from p4kit.cli.session import MAX_PRIORITY, PRIORITY_MATCH_KINDS, Session
 from p4kit.cli.shell_entries import EntryCommands
 from p4kit.cli.shell_profiles import ActionProfileCommands
 from p4kit.cli.shell_switch import SwitchCommands
-from p4kit.cli.values import CliError, from_bytes, hex_of, parse_int, to_bytes
+from p4kit.cli.values import CliError, from_bytes, hex_of, parse_int, to_bytes, words
 
 MF = p4info_pb2.MatchField
 KIND = {MF.EXACT: "exact", MF.LPM: "lpm", MF.TERNARY: "ternary", MF.RANGE: "range", MF.OPTIONAL: "optional"}
-NEEDS_PRIORITY = {MF.TERNARY, MF.RANGE, MF.OPTIONAL}
 INSERT, MODIFY, DELETE = pb.Update.INSERT, pb.Update.MODIFY, pb.Update.DELETE
 
 
@@ -123,10 +121,7 @@ class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd
 
     @staticmethod
     def args(line: str, n_min: int, usage: str) -> list[str]:
-        try:
-            parts = shlex.split(line)
-        except ValueError as e:
-            raise CliError(f"{e}; usage: {usage}") from None
+        parts = words(line, usage)
         if len(parts) < n_min:
             raise CliError(f"Invalid number of arguments; usage: {usage}")
         return parts
@@ -203,7 +198,7 @@ class RuntimeShell(ActionProfileCommands, EntryCommands, SwitchCommands, cmd.Cmd
         self, t: Any, rest: list[str], with_keys: bool
     ) -> tuple[list[str], list[str], int | None]:
         """(key tokens, action parameter tokens, CLI priority) of `KEYS => PARAMS [PRIORITY]`."""
-        needs_prio = any(m.match_type in NEEDS_PRIORITY for m in t.match_fields)
+        needs_prio = any(m.match_type in PRIORITY_MATCH_KINDS for m in t.match_fields)
         if "=>" in rest:
             i = rest.index("=>")
             keys, params = rest[:i], rest[i + 1 :]

@@ -4,17 +4,12 @@ idle_timeout_ns, for tables declared with support_timeout)."""
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any
 
-from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
-from p4kit.cli.session import MAX_PRIORITY, Session
-from p4kit.cli.values import CliError
-
-MF = p4info_pb2.MatchField
-WITH_PRIORITY = {MF.TERNARY, MF.RANGE, MF.OPTIONAL}
+from p4kit.cli.session import MAX_PRIORITY, PRIORITY_MATCH_KINDS, Session
+from p4kit.cli.values import CliError, words
 
 
 class EntryCommands:
@@ -30,16 +25,13 @@ class EntryCommands:
 
     def do_table_dump_entry_from_key(self, line: str) -> None:
         """table_dump_entry_from_key <table name> <match fields> [priority]"""
-        try:
-            words = shlex.split(line)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-        if not words:
+        parts = words(line)
+        if not parts:
             raise CliError(f"Invalid number of arguments; usage: {self.do_table_dump_entry_from_key.__doc__}")
-        t = self.s.find("tables", words[0])
-        keys = words[1:]
+        t = self.s.find("tables", parts[0])
+        keys = parts[1:]
         wanted = pb.TableEntry(table_id=t.preamble.id)
-        if any(m.match_type in WITH_PRIORITY for m in t.match_fields):
+        if any(m.match_type in PRIORITY_MATCH_KINDS for m in t.match_fields):
             if not keys:
                 raise CliError("Table is ternary, but could not extract a valid priority from args")
             try:
@@ -59,17 +51,14 @@ class EntryCommands:
 
     def do_table_set_timeout(self, line: str) -> None:
         """table_set_timeout <table_name> <entry handle> <timeout (ms)>"""
-        try:
-            words = shlex.split(line)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-        if len(words) != 3:
+        parts = words(line)
+        if len(parts) != 3:
             raise CliError(f"Invalid number of arguments; usage: {self.do_table_set_timeout.__doc__}")
-        t = self.s.find("tables", words[0])
+        t = self.s.find("tables", parts[0])
         if not t.idle_timeout_behavior:
             raise CliError(f"Table {t.preamble.name} does not support entry timeouts (support_timeout)")
         try:
-            handle, ms = int(words[1], 0), int(words[2], 0)
+            handle, ms = int(parts[1], 0), int(parts[2], 0)
         except ValueError:
             raise CliError("Bad format for entry handle or timeout") from None
         if ms < 0:

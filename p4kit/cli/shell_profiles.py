@@ -13,32 +13,12 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
-from p4kit.cli.session import MAX_PRIORITY, Session
-from p4kit.cli.values import CliError
+from p4kit.cli.session import MAX_PRIORITY, PRIORITY_MATCH_KINDS, Session
+from p4kit.cli.values import CliError, count, words
 
 INSERT, MODIFY, DELETE = pb.Update.INSERT, pb.Update.MODIFY, pb.Update.DELETE
-MF = p4info_pb2.MatchField
-WITH_PRIORITY = {MF.TERNARY, MF.RANGE, MF.OPTIONAL}
-
-
-def _handle(text: str, what: str) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise CliError(f"Bad format for {what}") from None
-    if v < 0:
-        raise CliError(f"Bad format for {what}")
-    return v
-
-
-def _words(line: str) -> list[str]:
-    try:
-        return shlex.split(line)
-    except ValueError as e:
-        raise CliError(str(e)) from None
 
 
 class ActionProfileCommands:
@@ -102,21 +82,21 @@ class ActionProfileCommands:
         return handle
 
     # ------------------------------------------------------------------ members
-    def _create_member(self, ap: Any, words: list[str]) -> None:
-        action = self._action_of_profile(ap, words[0], words[1:])
+    def _create_member(self, ap: Any, tokens: list[str]) -> None:
+        action = self._action_of_profile(ap, tokens[0], tokens[1:])
         handle = self._lowest_free(set(self._ap_members(ap)))
         m = pb.ActionProfileMember(action_profile_id=ap.preamble.id, member_id=handle + 1, action=action)
         self.s.write(pb.Update(type=INSERT, entity=pb.Entity(action_profile_member=m)))
         self.say(f"Member has been created with handle {handle}")
 
     def _delete_member(self, ap: Any, text: str) -> None:
-        handle = _handle(text, "member handle")
+        handle = count(text, "member handle")
         m = pb.ActionProfileMember(action_profile_id=ap.preamble.id, member_id=handle + 1)
         self.s.write(pb.Update(type=DELETE, entity=pb.Entity(action_profile_member=m)))
 
-    def _modify_member(self, ap: Any, words: list[str]) -> None:
-        handle = _handle(words[1], "member handle")
-        action = self._action_of_profile(ap, words[0], words[2:])
+    def _modify_member(self, ap: Any, tokens: list[str]) -> None:
+        handle = count(tokens[1], "member handle")
+        action = self._action_of_profile(ap, tokens[0], tokens[2:])
         m = pb.ActionProfileMember(action_profile_id=ap.preamble.id, member_id=handle + 1, action=action)
         self.s.write(pb.Update(type=MODIFY, entity=pb.Entity(action_profile_member=m)))
 
@@ -160,15 +140,15 @@ class ActionProfileCommands:
 
     def _delete_group(self, ap: Any, text: str) -> None:
         self._check_selector(ap)
-        handle = _handle(text, "group handle")
+        handle = count(text, "group handle")
         g = pb.ActionProfileGroup(action_profile_id=ap.preamble.id, group_id=handle + 1)
         self.s.write(pb.Update(type=DELETE, entity=pb.Entity(action_profile_group=g)))
 
     def _change_group(self, ap: Any, member_text: str, group_text: str, add: bool) -> None:
         """P4Runtime replaces a group's whole member list: read it, change one member, write it."""
         self._check_selector(ap)
-        member = _handle(member_text, "member handle") + 1
-        g = self._ap_group(ap, _handle(group_text, "group handle"))
+        member = count(member_text, "member handle") + 1
+        g = self._ap_group(ap, count(group_text, "group handle"))
         present = [m.member_id for m in g.members]
         if add:
             if member in present:
@@ -235,17 +215,17 @@ class ActionProfileCommands:
             raise CliError("Invalid arguments, could not find handle")
         i = rest.index("=>")
         keys, after = rest[:i], rest[i + 1 :]
-        needs_prio = any(m.match_type in WITH_PRIORITY for m in t.match_fields)
+        needs_prio = any(m.match_type in PRIORITY_MATCH_KINDS for m in t.match_fields)
         prio = None
         if needs_prio:
             if len(after) != 2:
                 raise CliError("Table is ternary, but could not extract a valid priority from args")
-            prio = _handle(after[1], "priority")
+            prio = count(after[1], "priority")
             if prio >= MAX_PRIORITY:
                 raise CliError(f"priority {prio} is too large")
         elif len(after) != 1:
             raise CliError("Invalid arguments, could not find handle")
-        handle = _handle(after[0], "handle")
+        handle = count(after[0], "handle")
         te = pb.TableEntry(table_id=t.preamble.id)
         te.match.extend(self._matches(t, keys))
         if group:
@@ -276,7 +256,7 @@ class ActionProfileCommands:
         p = self._n(line, 2, self.do_table_indirect_delete.__doc__, exact=True)
         t = self.s.find("tables", p[0])
         self._profile_of_table(p[0])
-        handle = _handle(p[1], "entry handle")
+        handle = count(p[1], "entry handle")
         te = self.s.entry_by_handle(t.preamble.id, handle)
         self.say(f"Deleting entry {handle} from {t.preamble.name}")
         key = pb.TableEntry(table_id=te.table_id, priority=te.priority)
@@ -290,8 +270,8 @@ class ActionProfileCommands:
         ap = self._profile_of_table(p[0])
         if group:
             self._check_selector(ap)
-        te = self.s.entry_by_handle(t.preamble.id, _handle(p[1], "entry handle"))
-        target = _handle(p[2], "group handle" if group else "member handle")
+        te = self.s.entry_by_handle(t.preamble.id, count(p[1], "entry handle"))
+        target = count(p[2], "group handle" if group else "member handle")
         new = pb.TableEntry(table_id=te.table_id, priority=te.priority)
         new.match.extend(te.match)
         if group:
@@ -315,7 +295,7 @@ class ActionProfileCommands:
         ap = self._profile_of_table(p[0])
         if group:
             self._check_selector(ap)
-        target = _handle(p[1], "group handle" if group else "member handle")
+        target = count(p[1], "group handle" if group else "member handle")
         te = pb.TableEntry(table_id=t.preamble.id, is_default_action=True)
         if group:
             self._ap_group(ap, target)
@@ -374,7 +354,7 @@ class ActionProfileCommands:
         """act_prof_dump_member <action profile name> <member handle>"""
         p = self._n(line, 2, self.do_act_prof_dump_member.__doc__, exact=True)
         ap = self._ap(p[0])
-        handle = _handle(p[1], "member handle")
+        handle = count(p[1], "member handle")
         m = self._ap_members(ap).get(handle + 1)
         if m is None:
             raise CliError(f"Invalid member handle {handle} in action profile {ap.preamble.name}")
@@ -384,7 +364,7 @@ class ActionProfileCommands:
         """act_prof_dump_group <action profile name> <group handle>"""
         p = self._n(line, 2, self.do_act_prof_dump_group.__doc__, exact=True)
         ap = self._ap(p[0])
-        self._dump_group(self._ap_group(ap, _handle(p[1], "group handle")))
+        self._dump_group(self._ap_group(ap, count(p[1], "group handle")))
 
     def do_table_dump_member(self, line: str) -> None:
         """table_dump_member <table name> <member handle>"""
@@ -401,7 +381,7 @@ class ActionProfileCommands:
     # ------------------------------------------------------------------ arguments
     @staticmethod
     def _n(line: str, n: int, usage: str | None, exact: bool = False) -> list[str]:
-        parts = _words(line)
+        parts = words(line)
         if len(parts) < n or (exact and len(parts) != n):
             raise CliError(f"Invalid number of arguments; usage: {usage or ''}")
         return parts

@@ -7,12 +7,11 @@ each refused with its reason instead of "Unknown syntax".
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from p4kit.cli.session import Session
-from p4kit.cli.values import CliError
+from p4kit.cli.values import CliError, count, words
 
 REFUSED = {
     "port_add": "ports are the interfaces given to p4kit-switch with -i when it starts",
@@ -37,16 +36,6 @@ def _flag(text: str, name: str) -> bool:
     raise CliError(f"Bad format for {name}, expected true or false")
 
 
-def _int(text: str, name: str) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise CliError(f"Bad format for {name}, expected integer") from None
-    if v < 0:
-        raise CliError(f"Bad format for {name}, expected integer")
-    return v
-
-
 class SwitchCommands:
     """Mixed into RuntimeShell, which provides the session `s` and `say`."""
 
@@ -57,17 +46,14 @@ class SwitchCommands:
         def say(self, text: str = "") -> None: ...
 
     def _queue_args(self, line: str, first: str, usage: str) -> dict[str, int]:
-        try:
-            words = shlex.split(line)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-        if not 1 <= len(words) <= 3:
+        parts = words(line)
+        if not 1 <= len(parts) <= 3:
             raise CliError(f"Invalid number of arguments; usage: {usage}")
-        args = {first: _int(words[0], "nb_pkts" if first == "depth" else "rate_pps")}
-        if len(words) > 1:
-            args["port"] = _int(words[1], "egress_port")
-        if len(words) > 2:
-            args["priority"] = _int(words[2], "priority")
+        args = {first: count(parts[0], "nb_pkts" if first == "depth" else "rate_pps")}
+        if len(parts) > 1:
+            args["port"] = count(parts[1], "egress_port")
+        if len(parts) > 2:
+            args["priority"] = count(parts[2], "priority")
         return args
 
     def do_set_queue_depth(self, line: str) -> None:
@@ -99,33 +85,30 @@ class SwitchCommands:
             self.say(f"{key:{width}}: {value}")
 
     def _set_crc(self, line: str, width: int) -> None:
-        try:
-            words = shlex.split(line)
-        except ValueError as e:
-            raise CliError(str(e)) from None
+        parts = words(line)
         usage = (
             f"set_crc{width}_parameters <name> <polynomial> <initial remainder> <final xor value> "
             "<reflect data?> <reflect remainder?>"
         )
-        if len(words) != 6:
+        if len(parts) != 6:
             raise CliError(f"Invalid number of arguments; usage: {usage}")
         values = []
         for text, what in zip(
-            words[1:4], ("polynomial", "initial remainder", "final xor value"), strict=True
+            parts[1:4], ("polynomial", "initial remainder", "final xor value"), strict=True
         ):
-            v = _int(text, what)
+            v = count(text, what)
             if v >> width:
                 raise CliError(f"{what} {text} does not fit {width} bits")
             values.append(v)
         self.s.control(
             "set_crc_parameters",
-            name=words[0],
+            name=parts[0],
             width=width,
             polynomial=values[0],
             initial=values[1],
             final_xor=values[2],
-            reflect_data=_flag(words[4], "reflect data"),
-            reflect_remainder=_flag(words[5], "reflect remainder"),
+            reflect_data=_flag(parts[4], "reflect data"),
+            reflect_remainder=_flag(parts[5], "reflect remainder"),
         )
 
     def do_set_crc16_parameters(self, line: str) -> None:
@@ -138,18 +121,15 @@ class SwitchCommands:
 
     def do_write_config_to_file(self, line: str) -> None:
         """write_config_to_file <filename>: the JSON program the switch runs, into a file"""
-        try:
-            words = shlex.split(line)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-        if len(words) != 1:
+        parts = words(line)
+        if len(parts) != 1:
             raise CliError("Invalid number of arguments; usage: write_config_to_file <filename>")
         config = self.s.device_config()
         try:
-            with open(words[0], "wb") as f:
+            with open(parts[0], "wb") as f:
                 f.write(config)
         except OSError as e:
-            raise CliError(f"cannot write {words[0]}: {e.strerror}") from None
+            raise CliError(f"cannot write {parts[0]}: {e.strerror}") from None
 
     def refuse(self, command: str) -> None:
         raise CliError(f"{command} is not supported by p4kit: {REFUSED[command]}")

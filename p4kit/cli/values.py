@@ -10,10 +10,30 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 
 
 class CliError(Exception):
     """A command the user typed wrongly; printed as `Error: ...` and the next command runs."""
+
+
+def words(line: str, usage: str | None = None) -> list[str]:
+    """A command's arguments as the shell splits them (quotes group); an unclosed quote is a CliError."""
+    try:
+        return shlex.split(line)
+    except ValueError as e:
+        raise CliError(f"{e}; usage: {usage}" if usage else str(e)) from None
+
+
+def count(text: str, what: str) -> int:
+    """A non-negative integer argument (a handle, a depth, a rate), decimal or 0x/0b."""
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise CliError(f"Bad format for {what}, expected integer") from None
+    if v < 0:
+        raise CliError(f"Bad format for {what}, expected integer")
+    return v
 
 
 _MAC = re.compile(r"^[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}$")
