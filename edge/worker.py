@@ -152,6 +152,9 @@ class TransferStats:
     all_sent_s: float = 0.0  # the last call: seconds from its start until its last new chunk went out
     pace_cuts: int = 0  # times the pace was cut for a queue (RateControl), over all calls
     min_pace_mbit: float = 0.0  # the lowest pace of the last call (0: not paced)
+    # the last call's tail, to see what a worker that finished late waited for (ReduceStream.tail_report):
+    # its last retransmissions, its last results, and the longest wait any repair was given
+    tail: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -580,10 +583,30 @@ class ReduceStream:
         self.tail_rate_bps = 0.0
         self.source = (job.switch_ip, INC_UDP_PORT)
         self.present, self.counts = present, counts
+        # a few records of the call's end (tail_report): a fixed-size ring each, O(1) per packet
+        self.resent: deque[tuple[float, ...]] = deque(maxlen=self.TRACE)
+        self.arrived: deque[tuple[float, ...]] = deque(maxlen=self.TRACE // 2)
+        self.longest: tuple[float, ...] = ()
+
+    TRACE = 16  # retransmissions kept for the tail report (results: half as many)
 
     @property
     def finished(self) -> bool:
         return self.remaining == 0
+
+    def tail_report(self) -> dict[str, object]:
+        """What the end of the call looked like, in seconds since its start: the last retransmissions
+        [sent at, chunk index, its retries, the wait it was given, the backlog counted in it, probe?],
+        the last results [came at, index, retries it had needed], and the longest wait a repair was given
+        [sent at, index, retries, wait, backlog, queue by the latest RTT]. A worker that finished long
+        after the others shows here which chunk it waited for and why it waited that long."""
+        return {
+            "resent": [list(r) for r in self.resent],
+            "results": [list(r) for r in self.arrived],
+            "longest_wait": list(self.longest),
+            "highest": self.highest,
+            "probe": self.probe,
+        }
 
     def _send(self, index: int, retransmit: bool) -> bool:
         chunk = (self.first + self.groups * index) % self.space
@@ -715,8 +738,14 @@ class ReduceStream:
             pacer.spend()
             f.sent_at = now
             f.retries += 1
-            wait = timing.repair_timeout(f.retries, now, self._backlog())
+            backlog = self._backlog()
+            wait = timing.repair_timeout(f.retries, now, backlog)
             heapq.heappush(self.repairs, (now + wait, i, f.retries))
+            at = round(now - self.started, 4)
+            self.resent.append((at, i, f.retries, round(wait, 4), round(backlog, 4), int(i == self.probe)))
+            if not self.longest or wait > self.longest[3]:
+                queue = round(timing.queue(now), 4)
+                self.longest = (at, i, f.retries, round(wait, 4), round(backlog, 4), queue)
         window = timing.window.size
         # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
         while budget > 0 and self.next_index < self.total and len(inflight) < window:
@@ -833,6 +862,7 @@ class ReduceStream:
         self.done[index] = True
         self.remaining -= 1
         f = self.inflight.pop(index, None)
+        self.arrived.append((round(now - self.started, 4), index, f.retries if f is not None else -1))
         in_order = index > self.highest
         if in_order:
             self.highest, self.advanced = index, now
@@ -1011,6 +1041,7 @@ class IncWorker:
         self.stats.base_rtt_ms = round(min(timing.window.base_rtt, 1e6) * 1000, 1)
         self.stats.window = timing.window.size
         self.stats.all_sent_s = round(stream.all_sent - stream.started, 4)
+        self.stats.tail = stream.tail_report()
         if timing.control is not None:
             self.stats.pace_cuts = timing.control.cuts
             self.stats.min_pace_mbit = round(timing.control.lowest_bps / 1e6, 3)
