@@ -290,3 +290,42 @@ def test_the_backlog_ahead_of_a_repair_drains_at_the_best_rate_of_the_call() -> 
     control.recent, control.best_bps = [8 * 322 * 20.0], 8 * 322 * 5_000.0  # 20/s lately, 5,000/s at best
     assert s._backlog() == pytest.approx(50 * 8.0 * s.frame_bytes / (8 * 322 * 5_000.0))
     assert s._backlog() < 0.02  # not 2.5 s
+
+
+def test_a_lost_repair_behind_an_overestimated_backlog_goes_again_once_the_chunks_ahead_are_back() -> None:
+    """The backlog ahead of a repair is estimated at the best rate of the call so far, which in its first
+    rounds is that of a few results: a repair sent then is given seconds. When it is lost, the results of
+    the chunks that were ahead of it (the paths are FIFO) show the queue gone; from then it waits what a
+    repair behind no queue waits, not the seconds of the estimate (a three-site run's two LON workers
+    waited until 8.58 s for theirs while the other sites were done at 1.1 s)."""
+    j = job(nslots=512, path_rtt_s=0.16, rate_bps=8 * 322 * 20_000)  # 20,000 frames/s
+    s, sent = stream(j, chunks=400)
+    t = 0.0
+    while s.next_index < s.total:  # everything goes out at the pace, in 20 ms
+        t = s.wakeup(t)
+        s.pump(t)
+    assert len(sent) == 400 and t < 0.03
+    # the first results trickle in (a queue in a CPU-bound switch), and chunk 4's result is lost
+    for c, at in ((0, 0.25), (1, 0.27), (2, 0.29), (3, 0.30), (5, 0.31), (6, 0.32), (7, 0.33)):
+        assert s.receive(result(j, c), SWITCH, at)
+        s.pump(at)
+    assert [IncHeader.unpack(p).chunk for p in sent[400:]] == [4]  # found lost by the order
+    sent_at, index, retries, wait, backlog, _ = s.longest
+    assert (index, retries) == (4, 1) and backlog > 5.0 and wait > 5.0  # 392 chunks at 60 results/s
+    # its repair is lost too; the 392 chunks ahead of it come back within 70 ms
+    for k, c in enumerate(range(8, 400)):
+        at = 0.33 + 0.07 * (k + 1) / 392
+        assert s.receive(result(j, c), SWITCH, at)
+        s.pump(at)
+    back = 0.40
+    again = None
+    while t < 10.0 and again is None:
+        t = max(s.wakeup(t), t + 1e-4)
+        s.pump(t)
+        if len(sent) > 401:
+            again = t
+    assert again is not None and [IncHeader.unpack(p).chunk for p in sent[401:]] == [4]
+    assert s.stats.repeat_retransmissions == 1
+    # not before the chunks ahead were back and one slowest-path RTT after, and not seconds later
+    assert back + 0.16 <= again <= back + s.timing.repair_timeout(1, back) + 0.002
+    assert again < 1.0 < sent_at + wait
