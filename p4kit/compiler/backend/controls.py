@@ -21,6 +21,18 @@ from p4kit.compiler.backend import values as V  # noqa: N812
 from p4kit.compiler.backend.aliasing import root_decl
 from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering
+from p4kit.compiler.backend.ordering import (
+    NOT_CHILDREN,
+    Lazy,
+    Snapshot,
+    collect,
+    collect_args,
+    hoistable,
+    item_type,
+    lazy_as_if,
+    once,
+    temp_ref,
+)
 from p4kit.compiler.backend.statements import (
     StmtLowering,
     as_if,
@@ -186,7 +198,7 @@ class ControlLowering:
             return not _applies_anything(s)  # a loop of plain statements runs inside one action
         if isinstance(s, (ast.AssignmentStatement, ast.VariableDecl, ast.ConstDecl, ast.EmptyStatement)):
             exprs = [s.lhs, s.rhs] if isinstance(s, ast.AssignmentStatement) else [getattr(s, "init", None)]
-            return not any(_hoistable(e, control=True) for e in exprs if e is not None)
+            return not any(hoistable(e) for e in exprs if e is not None)
         if isinstance(s, ast.MethodCallStatement):
             c = s.call.call
             if c is None:
@@ -195,7 +207,7 @@ class ControlLowering:
                 return False
             if c.kind == "action":
                 return False
-            return not any(_hoistable(a, control=True) for a in c.args if a is not None)
+            return not any(hoistable(a) for a in c.args if a is not None)
         return False
 
     def compound(self, s: Any, scope: Scope, nxt: Next, ret: Next) -> Next:
@@ -226,12 +238,13 @@ class ControlLowering:
             if c.kind == "action":
                 return self.direct_action(s.call, scope, nxt)
             return self.with_hoisted(
-                [a for a in c.args if a is not None],
+                [],
                 scope,
                 nxt,
                 lambda hook, n, snaps=None: self.action_node(
                     lambda sl: sl.call(s.call), scope, n, s, hook=hook, overrides=snaps
                 ),
+                call=c,
             )
         if isinstance(s, ast.AssignmentStatement) and (m := mux_as_if(s)) is not None:
             return self.if_stmt(m, scope, nxt, ret)  # only the branch the condition picks runs
@@ -277,7 +290,7 @@ class ControlLowering:
         `||` and `!` become control flow, so the right operand is only evaluated (its table only
         applied) when P4's short-circuit rules say so; `t.apply().hit` becomes the table's
         __HIT__/__MISS__ next pointers."""
-        if not _hoistable(e, control=True):
+        if not hoistable(e):
             return self.conditional(e, scope, t_next, f_next, None)
         if isinstance(e, ast.UnaryOp) and e.op == "!":
             return self.branch(e.expr, scope, f_next, t_next)
@@ -356,7 +369,7 @@ class ControlLowering:
         for labels, body in groups:
             if any(isinstance(lab, ast.DefaultExpression) for lab in labels):
                 default_next = self.block([body], scope, nxt, ret)
-        calls = _hoistable(e, control=True)  # `switch (f(x))`: the call runs once, before the cases
+        calls = hoistable(e)  # `switch (f(x))`: the call runs once, before the cases
         sel: JSON = {"type": "expression"} if calls else ex.value(e)
         pre: tuple[Loc, ast.Expression] | None = None
         if sel.get("type") == "expression":
@@ -430,7 +443,13 @@ class ControlLowering:
         self.tables.append(j)
         self.ctx.out.node_names.reserve(j["name"])
         cur: Next = j["name"]
-        if res.pre:
+        if res.pre and any(hoistable(e) for _, e in res.pre):
+            # a key that calls something: each key's assignment lowered as a statement before the
+            # table, so its calls run in order and a `?:`/`&&`/`||` in it evaluates only its side
+            for loc, e in reversed(res.pre):
+                key = ast.AssignmentStatement(temp_ref(tloc.scope, loc, e, "key"), e, loc=e.loc)
+                cur = self.compound(key, tloc.scope, cur, cur)
+        elif res.pre:
             pre = res.pre
             cur = self.action_node(
                 lambda sl: [sl.assign(loc, e, mce) for loc, e in pre], tloc.scope, cur, mce
@@ -551,6 +570,16 @@ class ControlLowering:
             or any(p.direction for p in decl.params)
             or self.exit_copy_outs  # inlined, so that an exit in it copies out the enclosing controls
         ):
+            if any(hoistable(a) for a in c.args if a is not None):  # evaluated first, in P4's order
+                return self.with_hoisted(
+                    [],
+                    scope,
+                    nxt,
+                    lambda hook, n, snaps=None: self.action_node(
+                        lambda sl: sl.call(mce), scope, n, mce, hook=hook, overrides=snaps
+                    ),
+                    call=c,
+                )
             return self.action_node(lambda sl: sl.call(mce), scope, nxt, mce)
         aid = lower_action(self.ctx, aloc)
         data = action_data(self.ctx, decl, list(c.args), mce)
@@ -642,24 +671,27 @@ class ControlLowering:
         nxt: Next,
         build: Callable[..., Next],
         first: list[ast.Expression] | None = None,
+        call: ast.CallInfo | None = None,
     ) -> Next:
-        """Evaluate table results (`t.apply().hit`) and calls used inside `exprs` into temporaries,
-        in nodes placed before whatever `build` makes (which reads them through the hook). The values
-        in `first` (an assignment target's run-time indices) are copied before any of that runs."""
+        """Evaluate table results (`t.apply().hit`), calls and lazy operators used inside `exprs` (and
+        `call`'s arguments) into temporaries, in nodes placed before whatever `build` makes (which reads
+        them through the hook and the overrides). The values in `first` (an assignment target's run-time
+        indices) are copied before any of that runs."""
         items: list[Any] = []
         for e in exprs:
-            _collect(e, items, control=True)
-        items = _once(items)
+            collect(e, items)
+        if call is not None:
+            collect_args(call, items)
+        items = once(items)
         if first and any(not isinstance(it, Snapshot) for it in items):
             items = [Snapshot(x) for x in first] + items
         temps: dict[int, Loc] = {}
         snaps: dict[int, Loc] = {}
         for it in items:
-            if isinstance(it, Snapshot):
-                snaps[id(it.expr)] = self.ctx.temp(it.expr.type or T.BitsType(32))
+            if isinstance(it, (Snapshot, Lazy)):  # read through the overrides
+                snaps[id(it.expr)] = self.ctx.temp(item_type(it))
                 continue
-            t = T.BoolType() if isinstance(it, ast.Member) else (it.type or T.BitsType(32))
-            temps[id(it)] = self.ctx.temp(t)
+            temps[id(it)] = self.ctx.temp(item_type(it))
 
         def hook(e: Any) -> Loc:
             loc = temps.get(id(e))
@@ -672,6 +704,10 @@ class ControlLowering:
             if isinstance(it, Snapshot):
                 tmp = snaps[id(it.expr)]
                 cur = self.action_node(lambda sl, t=tmp, x=it.expr: sl.assign(t, x, x), scope, cur, it.expr)
+                continue
+            if isinstance(it, Lazy):  # only the side P4 evaluates runs, as an if into the temporary
+                ref = temp_ref(scope, snaps[id(it.expr)], it.expr)
+                cur = self.if_stmt(lazy_as_if(ref, it.expr), scope, cur, cur)
                 continue
             tmp = temps[id(it)]
             if isinstance(it, ast.Member):
@@ -695,19 +731,6 @@ class ControlLowering:
         return cur
 
 
-def _once(items: list[Any]) -> list[Any]:
-    """Each call node evaluated once, where it first occurs: a compound assignment's target and its
-    copy on the right share their calls (`hs[f()].v += 1` calls f once)."""
-    seen: set[int] = set()
-    out: list[Any] = []
-    for it in items:
-        key = id(it.expr) if isinstance(it, Snapshot) else id(it)
-        if key not in seen:
-            seen.add(key)
-            out.append(it)
-    return out
-
-
 def _flatten(stmts: list[Any]) -> list[Any]:
     out: list[Any] = []
     for s in stmts:
@@ -723,7 +746,7 @@ def _short_circuit_with_effects(e: ast.Expression) -> bool:
     while isinstance(e, ast.UnaryOp) and e.op == "!":
         e = e.expr
     if isinstance(e, ast.BinaryOp) and e.op in ("&&", "||") and e.const_value is None:
-        return _hoistable(e.right, control=True) or _short_circuit_with_effects(e.left)
+        return hoistable(e.right) or _short_circuit_with_effects(e.left)
     return False
 
 
@@ -746,7 +769,7 @@ def _applies_anything(node: Any) -> bool:
     return False
 
 
-_NOT_CHILDREN = {"decl", "type", "loc", "annotations", "target_type", "type_ref", "type_args"}
+_NOT_CHILDREN = NOT_CHILDREN
 
 
 def _hit_miss(e: ast.Expression) -> tuple[ast.MethodCallExpression, str, bool] | None:
@@ -762,84 +785,3 @@ def _hit_miss(e: ast.Expression) -> tuple[ast.MethodCallExpression, str, bool] |
     ):
         return e.expr, e.member, neg
     return None
-
-
-def _hoistable(e: ast.Expression, control: bool) -> bool:
-    items: list[Any] = []
-    _collect(e, items, control)
-    return bool(items)
-
-
-def _collect(e: Any, items: list[Any], control: bool) -> None:
-    """Table results and calls with effects inside an expression, in evaluation order."""
-    if e is None or not isinstance(e, ast.Node):
-        return
-    if isinstance(e, ast.Expression) and e.const_value is not None:
-        return  # folded (e.g. `true || f()`): nothing inside is evaluated
-    if isinstance(e, ast.Member) and e.kind == "apply_result":
-        items.append(e)
-        return
-    if isinstance(e, ast.BinaryOp) and e.op in ("&&", "||") and isinstance(e.left.const_value, bool):
-        if e.left.const_value == (e.op == "||"):
-            return  # `true || x`, `false && x`: x is never evaluated
-    if isinstance(e, ast.MethodCallExpression):
-        c = e.call
-        if c is not None and c.kind in ("function", "extern_function", "extern_method", "table_apply"):
-            directions = [p.direction for p in c.params]
-            reads = [i < len(directions) and directions[i] in ("", "in") for i in range(len(c.args))]
-            _collect_in_order(list(c.args), reads, items, control)
-            items.append(e)
-            return
-        if c is not None and c.kind == "builtin":
-            return
-    if isinstance(e, ast.BinaryOp) and e.op not in ("&&", "||"):
-        _collect_in_order([e.left, e.right], [True, True], items, control)
-        return
-    for name in ("expr", "left", "right", "cond", "then", "else_", "index"):
-        sub = getattr(e, name, None)
-        if isinstance(sub, ast.Expression):
-            _collect(sub, items, control)
-    # list and struct initializers are evaluated left to right too: `{x, g(x)}` keeps x's old value
-    elems = list(getattr(e, "elems", []) or [])
-    if isinstance(e, ast.StructExpression):
-        elems = [f.value for f in e.fields]
-    if elems:
-        _collect_in_order(elems, [True] * len(elems), items, control)
-
-
-@dataclass(eq=False)
-class Snapshot:
-    """An operand read before a call to its right runs: P4 evaluates arguments and operands left to
-    right, so in `f(x, g(x))` the first argument is x's value before g changes it."""
-
-    expr: ast.Expression
-
-
-def _collect_in_order(operands: list[Any], reads: list[bool], items: list[Any], control: bool) -> None:
-    """Operands in evaluation order; a plain operand read as a value is copied (a `Snapshot`) when a
-    later operand calls something that may change what it reads."""
-    hoisted = [o is not None and _hoistable(o, control) for o in operands]
-    for i, o in enumerate(operands):
-        if o is None:
-            continue
-        if hoisted[i]:
-            _collect(o, items, control)
-        elif reads[i] and any(hoisted[i + 1 :]) and o.const_value is None and _reads_storage(o):
-            items.append(Snapshot(o))
-
-
-def _reads_storage(e: Any) -> bool:
-    """Whether an expression reads a variable, field or header (and not only constants)."""
-    if isinstance(e, ast.PathExpression):
-        return not isinstance(e.decl, ast.ConstDecl)
-    if isinstance(e, ast.Member) and e.kind in ("enum_member", "error_member"):
-        return False
-    if isinstance(e, ast.Node):
-        for k, v in vars(e).items():
-            if k in _NOT_CHILDREN:
-                continue
-            if isinstance(v, ast.Node) and _reads_storage(v):
-                return True
-            if isinstance(v, list) and any(isinstance(x, ast.Node) and _reads_storage(x) for x in v):
-                return True
-    return False

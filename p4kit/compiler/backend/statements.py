@@ -23,6 +23,17 @@ from p4kit.compiler.backend import values as V  # noqa: N812
 from p4kit.compiler.backend.aliasing import params_to_copy
 from p4kit.compiler.backend.context import Ctx, Scope, source_info, unsupported
 from p4kit.compiler.backend.expressions import ExprLowering, is_bool
+from p4kit.compiler.backend.ordering import (
+    Lazy,
+    Snapshot,
+    collect,
+    collect_args,
+    item_key,
+    item_type,
+    lazy_as_if,
+    once,
+    temp_ref,
+)
 from p4kit.compiler.backend.storage import (
     DynFieldLoc,
     DynHeaderLoc,
@@ -320,6 +331,7 @@ class StmtLowering:
             outer, self.call_memo = self.call_memo, {}
             saved = self.overrides
             try:
+                self.prehoist([s.lhs, s.rhs], first=lhs_runtime_indices(s.lhs))
                 if calls_with_effects(s.rhs):
                     self.freeze_indices(s.lhs, s)
                 if isinstance(s.lhs, ast.Slice):
@@ -330,14 +342,25 @@ class StmtLowering:
                 self.call_memo = outer
                 self.overrides = saved
         elif isinstance(s, ast.MethodCallStatement):
-            self.call(s.call)
+            saved = self.overrides
+            try:
+                if s.call.call is not None and s.call.call.kind != "builtin":
+                    self.prehoist([], call=s.call.call)
+                self.call(s.call)
+            finally:
+                self.overrides = saved
         elif isinstance(s, ast.VariableDecl):
             m = None if s.init is None or self.in_parser else as_if(init_as_assignment(s))
             if m is not None:
                 self.declare(s, with_init=False)
                 self.stmt(m)
             else:
-                self.declare(s)
+                saved = self.overrides
+                try:
+                    self.prehoist([s.init] if s.init is not None else [])
+                    self.declare(s)
+                finally:
+                    self.overrides = saved
         elif isinstance(s, ast.ConstDecl):
             self.scope.bind(s, ValueLoc(self.ex.const_json(s.const_value, s.type, s), s.type or T.IntType()))
         elif isinstance(s, ast.IfStatement):
@@ -349,7 +372,12 @@ class StmtLowering:
             if s.expr is not None:
                 if frame.result is None:
                     raise unsupported("return with a value here", s)
-                self.assign(frame.result, s.expr, s)
+                saved = self.overrides
+                try:
+                    self.prehoist([s.expr])
+                    self.assign(frame.result, s.expr, s)
+                finally:
+                    self.overrides = saved
             g = self.guard()
             if self.jump_depth:
                 frame.returns.append(self.emit("_jump", [V.hexstr(0)], s, guarded=g is None))
@@ -406,7 +434,14 @@ class StmtLowering:
         if nested is not None:
             self.if_stmt(nested)
             return
-        c = self.ex.cond(s.cond)
+        saved = self.overrides
+        try:
+            self.prehoist([s.cond])
+            self._if_stmt(s, self.ex.cond(s.cond))
+        finally:
+            self.overrides = saved
+
+    def _if_stmt(self, s: ast.IfStatement, c: JSON) -> None:
         if c.get("type") == "bool":  # constant condition: keep only the branch taken
             if c["value"]:
                 self.stmt(s.then)
@@ -532,7 +567,12 @@ class StmtLowering:
         sel: ast.Expression = s.expr
         if not isinstance(sel, (ast.PathExpression, ast.Member)) or _has_calls(sel):
             tmp = self.ctx.temp(s.expr.type or T.BitsType(32))
-            self.assign(tmp, s.expr, s)
+            saved = self.overrides
+            try:
+                self.prehoist([s.expr])
+                self.assign(tmp, s.expr, s)
+            finally:
+                self.overrides = saved
             sel = _value_expr(tmp, s.expr, self.scope)
         chain: list[tuple[ast.Expression | None, ast.BlockStatement]] = []
         pending: list[ast.Expression] = []
@@ -740,6 +780,54 @@ class StmtLowering:
                 self.assign(tmp, a, mce)
             outs.append((i, a, ref))
         return outs
+
+    def prehoist(
+        self,
+        exprs: list[ast.Expression],
+        first: list[ast.Expression] | None = None,
+        call: ast.CallInfo | None = None,
+    ) -> None:
+        """Evaluate what must go first in a statement's expressions (`exprs`, and `call`'s arguments)
+        into temporaries the statement then reads through `overrides`, in P4's order: a `?:`, `&&` or
+        `||` with a call on a side it may skip runs as an if (only that side's calls run), operands read
+        before a call to their right are copied, and calls run in their turn (see ordering.collect).
+        Only when there is such a lazy operator or copy: calls alone already run in their order where
+        the expression meets them. The caller restores `overrides` after the statement. In a parser,
+        which has no branches here, nothing changes (the parser lowering splits states instead)."""
+        if self.in_parser:
+            return
+        items: list[Any] = []
+        for e in exprs:
+            collect(e, items)
+        if call is not None:
+            collect_args(call, items)
+        items = once(items)
+        done = self.overrides or {}
+        if not any(isinstance(it, (Lazy, Snapshot)) and item_key(it) not in done for it in items):
+            return
+        new = dict(done)
+        self.overrides = new
+        for ix in first or []:  # an assignment's target is evaluated before its right-hand side
+            if id(ix) not in new:
+                tmp = self.ctx.temp(self.concrete(ix.type or T.BitsType(32)))
+                self.assign(tmp, ix, ix)
+                new[id(ix)] = tmp
+        for it in items:
+            k = item_key(it)
+            if k in new:
+                continue
+            if isinstance(it, Snapshot):
+                tmp = self.ctx.temp(self.concrete(item_type(it)))
+                self.assign(tmp, it.expr, it.expr)
+                new[k] = tmp
+            elif isinstance(it, Lazy):
+                tmp = self.ctx.temp(self.concrete(item_type(it)))
+                self.stmt(lazy_as_if(temp_ref(self.scope, tmp, it.expr), it.expr))
+                self.overrides = new  # (the if restores what it saw: this same dict)
+                new[k] = tmp
+            elif isinstance(it, ast.MethodCallExpression):
+                new[k] = self.eval_call(it)
+            # a table's hit/miss is the control lowering's (read through its hook)
 
     def freeze_indices(self, lhs: ast.Expression, node: ast.Node) -> None:
         """Read the target's run-time stack indices into temporaries before the right-hand side runs
