@@ -28,24 +28,40 @@ class SourceLoc:
 class CompileError(Exception):
     """A user error in the P4 program (or its command line). Caught by the CLI and printed."""
 
-    def __init__(self, message: str, loc: SourceLoc | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        loc: SourceLoc | None = None,
+        notes: list[tuple[str, SourceLoc | None]] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.loc = loc
+        # Other places the error concerns, printed after it as `FILE:LINE:COL: note: ...`. p4c puts some
+        # errors at a declaration (the struct lacking a field, the package whose parameter does not
+        # fit); the note then shows the use that caused it.
+        self.notes = list(notes or [])
 
     def format(self) -> str:
-        """The full diagnostic text: location, message, the offending line and a caret under it."""
-        if self.loc is None:
-            return f"error: {self.message}"
-        head = f"{self.loc}: error: {self.message}"
-        text = source_line(self.loc.file, self.loc.line)
-        if text is None:
-            return head
-        caret = "".join("\t" if ch == "\t" else " " for ch in text[: max(self.loc.col - 1, 0)]) + "^"
-        return f"{head}\n{text}\n{caret}"
+        """The full diagnostic text: location, message, the offending line and a caret under it, then
+        each note the same way."""
+        parts = [_located("error", self.message, self.loc)]
+        parts += [_located("note", text, loc) for text, loc in self.notes if loc is not None]
+        return "\n".join(parts)
 
     def __str__(self) -> str:
         return self.format()
+
+
+def _located(kind: str, message: str, loc: SourceLoc | None) -> str:
+    if loc is None:
+        return f"{kind}: {message}"
+    head = f"{loc}: {kind}: {message}"
+    text = source_line(loc.file, loc.line)
+    if text is None:
+        return head
+    caret = "".join("\t" if ch == "\t" else " " for ch in text[: max(loc.col - 1, 0)]) + "^"
+    return f"{head}\n{text}\n{caret}"
 
 
 class UnsupportedError(CompileError):

@@ -21,6 +21,40 @@ from p4kit.compiler.tc_common import (
 )
 from p4kit.compiler.tc_exprs import has_varbit
 
+# What p4c's BMv2 back end turns into parser operations; any other extern call in a parser state is
+# refused there ("Unsupported in parser on this target"): mark_to_drop, hash, registers, counters, ...
+# belong to controls. static_assert is evaluated by the compiler and leaves nothing to run.
+_PARSER_FUNCTIONS = frozenset({"verify", "assert", "assume", "log_msg", "static_assert"})
+_PARSER_METHODS = frozenset({("packet_in", "extract"), ("packet_in", "lookahead"), ("packet_in", "advance")})
+_NOT_IN_PARSER = (
+    "unsupported in parser on this target (a BMv2 parser state runs only extract, lookahead, advance, "
+    "verify, assert, assume and log_msg; call it from a control)"
+)
+
+
+def obj_text(e: Any) -> str:
+    """A short source-like name for the object a method is called on (`pkt`, `meta.r`)."""
+    if isinstance(e, ast.PathExpression):
+        return e.name
+    if isinstance(e, ast.Member):
+        return f"{obj_text(e.expr)}.{e.member}"
+    return "..."
+
+
+def check_digest_type(t: T.Type | None, call: ast.MethodCallExpression) -> None:
+    """p4c's BMv2 back end names a digest after its data's type, which must then be a struct: a
+    header, header union, enum or `type` is refused, and p4c reports it at that type's declaration
+    ("expected a struct type"); a list `{a, b}` or a bit<W> value is a digest of its own."""
+    named = (T.HeaderType, T.HeaderUnionType, T.EnumType, T.SerEnumType, T.NewType)
+    if not isinstance(t, named) or t.decl is None:
+        return
+    name = getattr(t, "name", str(t))
+    raise CompileError(
+        f"{name}: expected a struct type (the data of a digest is a struct, or a list {{...}} of fields)",
+        t.decl.loc,
+        notes=[(f"digest of {name} here", call.loc)],
+    )
+
 
 class CallsMixin(CheckerState):
     """Resolves calls to their callee and checks that values fit where they are used."""
@@ -62,6 +96,14 @@ class CallsMixin(CheckerState):
                 e.call = info
                 if fn.name == "static_assert" and isinstance(fn, ast.ExternFunctionDecl):
                     self.static_assert(info, e)
+                if fn.name == "digest" and isinstance(fn, ast.ExternFunctionDecl):
+                    check_digest_type(info.type_bindings.get("T"), e)
+                if (
+                    self.in_parser
+                    and isinstance(fn, ast.ExternFunctionDecl)
+                    and fn.name not in _PARSER_FUNCTIONS
+                ):
+                    raise _err(f"{fn.name}(...): {_NOT_IN_PARSER}", e)
                 if (
                     fn.name == "verify"
                     and isinstance(fn, ast.ExternFunctionDecl)
@@ -85,6 +127,8 @@ class CallsMixin(CheckerState):
                 known = {k: v for k, v in u.bindings.items() if not isinstance(v, T.TypeVar)}
                 fn, info = self.match_call(methods, e.args, scope, e, f"method {u.name}.{name}", known, targs)
                 m.decl = fn
+                if self.in_parser and (u.decl.name, name) not in _PARSER_METHODS:
+                    raise _err(f"{obj_text(obj)}.{name}(...): {_NOT_IN_PARSER}", e)
                 self.check_packet_method(u.decl.name, name, info, e)
                 info.kind = "extern_method"
                 info.decl = fn

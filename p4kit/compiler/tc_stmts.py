@@ -99,6 +99,10 @@ class StmtsMixin(CheckerState):
         elif isinstance(st, ast.ExitStatement):
             if self.in_parser:
                 raise _err("'exit' cannot be used in a parser", st)
+            if any(isinstance(b, ast.FunctionDecl) for b in self.bodies):
+                # p4c (ValidateParsedProgram) and the spec: a function returns to its caller; `exit`
+                # belongs to controls and their actions
+                raise _err("exit statements not allowed in functions", st)
         elif isinstance(st, ast.EmptyStatement):
             pass
         elif isinstance(st, (ast.ForStatement, ast.ForInStatement)):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from p4kit.compiler.diagnostics import CompileError, SourceMap
+from p4kit.compiler.diagnostics import CompileError, SourceLoc, SourceMap
 from p4kit.compiler.preprocess import preprocess
 
 
@@ -39,3 +39,22 @@ def test_preprocessor_errors_are_compile_errors(tmp_path: Path) -> None:
     src.write_text('#include "missing.p4"\n')
     with pytest.raises(CompileError, match="preprocessing failed"):
         preprocess(src)
+
+
+def test_notes_follow_the_error_with_their_own_line_and_caret(tmp_path: Path) -> None:
+    """An error p4c reports at a declaration names the use that caused it in a note."""
+    src = tmp_path / "p.p4"
+    src.write_text("header h_t { bit<8> a; }\ncontrol C() {\n    apply { digest(1, h); }\n}\n")
+    err = CompileError(
+        "h_t: expected a struct type",
+        SourceLoc(str(src), 1, 8),
+        notes=[("digest of h_t here", SourceLoc(str(src), 3, 13)), ("nowhere", None)],
+    )
+    assert err.format().splitlines() == [
+        f"{src}:1:8: error: h_t: expected a struct type",
+        "header h_t { bit<8> a; }",
+        "       ^",
+        f"{src}:3:13: note: digest of h_t here",
+        "    apply { digest(1, h); }",
+        "            ^",
+    ]
