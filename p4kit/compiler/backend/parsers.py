@@ -21,6 +21,17 @@ from p4kit.compiler.backend.bmv2json import NameSpace
 from p4kit.compiler.backend.context import Ctx, Scope, cp_annotations, source_info, unsupported
 from p4kit.compiler.backend.controls import InstanceLoc, bind_ctor_params, declare_locals
 from p4kit.compiler.backend.expressions import ExprLowering
+from p4kit.compiler.backend.ordering import (
+    Lazy,
+    Snapshot,
+    collect,
+    collect_args,
+    item_key,
+    item_type,
+    lazy_as_if,
+    once,
+    temp_ref,
+)
 from p4kit.compiler.backend.statements import StmtLowering, arg
 from p4kit.compiler.backend.storage import (
     DynHeaderLoc,
@@ -121,7 +132,13 @@ class ParserLowering:
                     assert d.init is not None
                     self._assign(cur, scope.lookup(d), d.init, scope, d)  # type: ignore[arg-type]
             cur = self.components(st.components, scope, cur, accept_next)
-            self.transition(cur, st.transition, scope, accept_next, st)
+            keys = list(st.transition.keys) if isinstance(st.transition, ast.SelectExpression) else []
+            cur, done = self._ordered_first(keys, scope, cur, accept_next)
+            try:
+                self.transition(cur, st.transition, scope, accept_next, st)
+            finally:
+                for k in done:
+                    self.overrides.pop(k, None)
         return entry
 
     def _new_state(self, name: str, node: ast.Node | None) -> State:
@@ -152,8 +169,58 @@ class ParserLowering:
             ):
                 cur = self._subparser(c.call, scope, cur)
             else:
-                self.op(c, scope, cur)
+                cur, done = self._ordered_first(_statement_exprs(c), scope, cur, accept_next)
+                try:
+                    self.op(c, scope, cur)
+                finally:
+                    for k in done:
+                        self.overrides.pop(k, None)
         return cur
+
+    def _ordered_first(
+        self, exprs: list[Any], scope: Scope, cur: State, accept_next: str | None
+    ) -> tuple[State, list[int]]:
+        """When a statement's expressions hold a `?:`, `&&` or `||` with a call on a side P4 may skip,
+        evaluate what must go first into temporaries (read through `overrides`), in P4's order: each
+        lazy operator as an if (split into states, as p4c does with the if its side-effect ordering
+        makes), the operands and calls before it in their turn. Returns the state to go on in and the
+        overrides added (the caller drops them after the statement: a sub-parser instantiated twice
+        lowers the same nodes again)."""
+        items: list[Any] = []
+        for e in exprs:
+            if isinstance(e, ast.CallInfo):
+                collect_args(e, items)
+            else:
+                collect(e, items)
+        items = [it for it in once(items) if item_key(it) not in self.overrides]
+        if not any(isinstance(it, Lazy) for it in items):
+            return cur, []
+        done: list[int] = []
+        for it in items:
+            k = item_key(it)
+            tmp = self.ctx.temp(item_type(it))
+            if isinstance(it, Lazy):
+                e = it.expr
+                first = e.cond if isinstance(e, ast.Mux) else e.left
+                if _has_call(first, self.overrides):  # its calls run before the branch
+                    cur, more = self._ordered_call(first, scope, cur)
+                    done += more
+                cur = self._if(lazy_as_if(temp_ref(scope, tmp, e), e), scope, cur, accept_next)
+            elif isinstance(it, (Snapshot, ast.MethodCallExpression)):
+                x = it.expr if isinstance(it, Snapshot) else it
+                self._assign(cur, tmp, x, scope, x)
+            else:
+                raise unsupported("a table's result in a parser", it)
+            self.overrides[k] = tmp
+            done.append(k)
+        return cur, done
+
+    def _ordered_call(self, e: ast.Expression, scope: Scope, cur: State) -> tuple[State, list[int]]:
+        """`e` (the condition of a lazy operator, with calls in it) computed into a temporary first."""
+        tmp = self.ctx.temp(e.type or T.BoolType())
+        self._assign(cur, tmp, e, scope, e)
+        self.overrides[id(e)] = tmp
+        return cur, [id(e)]
 
     def _if(self, s: ast.IfStatement, scope: Scope, cur: State, accept_next: str | None) -> State:
         base = cur.json["name"]
@@ -533,6 +600,17 @@ def _has_call(e: Any, done: dict[int, Loc] | None = None) -> bool:
         if isinstance(sub, ast.Expression) and _has_call(sub, done):
             return True
     return False
+
+
+def _statement_exprs(s: Any) -> list[Any]:
+    """The expressions a parser statement evaluates, in order (a call statement: its arguments)."""
+    if isinstance(s, ast.AssignmentStatement):
+        return [s.lhs, s.rhs]
+    if isinstance(s, ast.VariableDecl):
+        return [s.init] if s.init is not None else []
+    if isinstance(s, ast.MethodCallStatement) and s.call.call is not None:
+        return [s.call.call] if s.call.call.kind != "builtin" else []
+    return []
 
 
 def _leaves(loc: Loc) -> list[Loc]:
