@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DEB_PACKAGES := cpp mininet iproute2 iputils-ping iperf iperf3 ethtool procps psmisc libpcap0.8 openmpi-bin libopenmpi-dev
+DEB_PACKAGES := cpp gcc libc6-dev mininet iproute2 iputils-ping iperf iperf3 ethtool procps psmisc libpcap0.8 openmpi-bin libopenmpi-dev
 PYTEST_ARGS ?=
 
 .PHONY: install debs test test-fast lint run clean help experiments

@@ -271,7 +271,7 @@ class IncBench:
     """Workers' contributions through the INC program, laid out from the program's own headers
     (so the same code drives every protocol version): fan-in 3, one tenant, 64 slots."""
 
-    def __init__(self, bmv2: dict, fan_in: int = 3, nslots: int = 64) -> None:
+    def __init__(self, bmv2: dict, fan_in: int = 3, nslots: int = 64, native: bool | None = None) -> None:
         from p4kit.switch.runtime import Switch
 
         self.bmv2, self.fan_in, self.nslots = bmv2, fan_in, nslots
@@ -279,7 +279,7 @@ class IncBench:
         self.lanes = _fields(bmv2, "values")
         self.version = 2 if any(n == "epoch" for n, _ in self.inc_fields) else 1
         self.epoch, self.gw_mac, self.gw_ip = 0x5EED, 0x00000A0001FE, 0x0A0001FE
-        sw = self.sw = Switch()
+        sw = self.sw = Switch(native=native)
         sw.load_pipeline(bmv2)
         agg, delivery = "TributaryIngress.aggregation.", "TributaryEgress.delivery."
         config = {

@@ -80,6 +80,7 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         seed=opts.seed,
         egress_spec_init_to_drop=opts.egress_spec_init_to_drop,
         flow_cache=opts.flow_cache,
+        native=opts.native,
     )
     switch.set_flow_cache(opts.flow_cache, insert_inv_prob=opts.flow_cache_insert_inv_prob)
     if opts.priority_queues != 1:

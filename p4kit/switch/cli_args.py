@@ -72,6 +72,7 @@ class SwitchOptions:
     disable_swap: bool = False
     max_port_count: int = DEFAULT_MAX_PORT_COUNT
     flow_cache: bool = True  # p4kit only: the cache of pipeline results (flowcache.py)
+    native: bool = True  # p4kit only: the compiled data plane (native/)
     flow_cache_insert_inv_prob: int = 100  # p4kit only: one miss in N is stored (as OVS's EMC)
     notes: list[str] = field(default_factory=list)  # printed at start: what was accepted but has no effect
 
@@ -202,6 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
         "the pipeline; any control-plane write empties the cache",
     )
     p.add_argument(
+        "--no-native",
+        action="store_true",
+        help="p4kit only: run the program on the Python data plane. By default a program within "
+        "what the native data plane covers (fixed-width fields up to 64 bits, no stacks, meters, "
+        "clones or digests...) is compiled to C with the system's C compiler (cached in "
+        "~/.cache/p4kit/native) and runs there; the log says which data plane runs the program",
+    )
+    p.add_argument(
         "--flow-cache-insert-inv-prob",
         type=int,
         default=100,
@@ -314,6 +323,7 @@ def parse_args(argv: list[str]) -> SwitchOptions:
         disable_swap=targs.disable_swap,
         max_port_count=args.max_port_count,
         flow_cache=not args.no_flow_cache,
+        native=not args.no_native,
         flow_cache_insert_inv_prob=args.flow_cache_insert_inv_prob,
         notes=notes,
     )

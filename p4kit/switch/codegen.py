@@ -2558,10 +2558,13 @@ class CodeGen:
             )
 
 
-def compile_program(prog: Program, state: SwitchState, trace: bool, helpers: dict) -> Compiled:
-    """Generate, compile and execute the module; return its namespace and binding tables."""
+def compile_program(
+    prog: Program, state: SwitchState, trace: bool, helpers: dict, fuse: bool = True
+) -> Compiled:
+    """Generate, compile and execute the module; return its namespace and binding tables. Without
+    `fuse` the registers stay as they are in `state` (the native data plane owns their cells)."""
     gen = CodeGen(prog, state, trace)
-    groups = fusion.fusable_groups(prog)
+    groups = fusion.fusable_groups(prog) if fuse else {}
     packed = fusion.packable_headers(prog, groups)
     # storage is fused (and packed) even when tracing, so that turning tracing on keeps the values
     gen.fused = fusion.fuse_state(prog, state.registers, groups, packed)

@@ -172,6 +172,8 @@ def _fmt_key(names: list[str], vals: tuple) -> str:
 class Engine:
     """Compiled pipeline + the v1model flow; owned by a runtime.Switch (which holds the lock)."""
 
+    fuse = True  # fuse lane registers (fusion.py); the native engine keeps the cells it shares
+
     def __init__(self, switch: Switch, program: Program, state: SwitchState) -> None:
         self.sw = switch
         self.prog = program
@@ -290,7 +292,7 @@ class Engine:
             "NOW_NS": sw.now_ns,
             "DROP_PORT": sw.drop_port,
         }
-        self.comp = compile_program(prog, self.state, tracing, helpers)
+        self.comp = compile_program(prog, self.state, tracing, helpers, fuse=self.fuse)
         ns = self.comp.ns
         self.NEW_HEADERS = ns["NEW_HEADERS"]
         self.PARSE = ns["PARSE"]

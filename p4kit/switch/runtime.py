@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import contextlib
 import json as _json
+import logging
+import os
 import threading
 import time
 from collections import deque
@@ -72,6 +74,9 @@ KeyValue = int | tuple[int, int] | tuple[int, bool] | None
 Keys = Sequence[KeyValue] | Mapping[str, KeyValue]
 Params = Sequence[int] | Mapping[str, int]
 Rates = Sequence[tuple[float, int]]
+
+
+_log = logging.getLogger("p4kit.switch")
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,7 @@ class Switch:
         seed: int | None = None,
         egress_spec_init_to_drop: bool = False,
         flow_cache: bool = True,
+        native: bool | None = None,
     ) -> None:
         # Entries of the cache of pipeline results (flowcache.py); 0 runs every packet through the
         # pipeline (p4kit-switch --no-flow-cache).
@@ -160,6 +166,10 @@ class Switch:
         self._scheduler = EgressScheduler(self)
         self._output_cb: Callable[[int, bytes], object] | None = None
         self._late_outputs: deque[tuple[int, bytes]] = deque(maxlen=65536)
+        # The native data plane (native/): None follows P4KIT_NATIVE (default on). `native_reason`
+        # says why the loaded program runs on the Python data plane, when it does.
+        self.native = _native_default() if native is None else bool(native)
+        self.native_reason: str | None = None
 
     @property
     def drop_port(self) -> int:
@@ -205,11 +215,9 @@ class Switch:
             state.egress_spec_init = self._drop_port if self._egress_spec_to_drop else 0
         except KeyError as exc:
             raise PipelineLoadError(f"unsupported hash algorithm {exc}") from exc
-        from p4kit.switch.engine import Engine  # late import: engine imports codegen
-
         with self._lock:
             try:
-                engine = Engine(self, program, state)
+                engine = self._new_engine(program, state)
                 engine.compile(self._trace is not None)
             except PipelineLoadError:
                 raise
@@ -227,6 +235,29 @@ class Switch:
                 raise PipelineLoadError(
                     f"cannot install the program's entries: {type(exc).__name__}: {exc}"
                 ) from exc
+
+    def _new_engine(self, program: Program, state: SwitchState) -> Any:
+        """The native engine when the program is within what it covers (and it is wanted), else the
+        Python one; `native_reason` says why not."""
+        from p4kit.switch.engine import Engine  # late import: engine imports codegen
+
+        if not self.native:
+            self.native_reason = "off (--no-native)"
+            return Engine(self, program, state)
+        from p4kit.switch.native import NativeEngine, plan
+
+        native, why = plan(program)
+        self.native_reason = why
+        if native is None:
+            _log.info("data plane: Python (the native one does not cover %s)", why)
+            return Engine(self, program, state)
+        _log.info("data plane: native (%s)", native.name)
+        return NativeEngine(self, program, state, native)
+
+    @property
+    def native_active(self) -> bool:
+        """Packets run on the native data plane now (not while tracing or with a rated port)."""
+        return bool(getattr(self._engine, "active", False))
 
     @property
     def has_pipeline(self) -> bool:
@@ -1315,6 +1346,11 @@ _KEEPS_RESULTS = frozenset(
         "flow_cache_entries",
     }
 )
+
+
+def _native_default() -> bool:
+    """P4KIT_NATIVE=0 turns the native data plane off for every switch that does not say."""
+    return os.environ.get("P4KIT_NATIVE", "1").strip().lower() not in ("0", "no", "off", "false")
 
 
 def _emptying_the_cache(fn: Callable[..., Any]) -> Callable[..., Any]:

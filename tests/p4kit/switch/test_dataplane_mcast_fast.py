@@ -11,6 +11,12 @@ import pytest
 from p4kit.compiler.driver import compile_file
 from p4kit.switch import Switch
 
+
+@pytest.fixture(autouse=True)
+def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the Python data plane's own machinery: the native one stays off."""
+    monkeypatch.setenv("P4KIT_NATIVE", "0")
+
 PROGRAM = Path(__file__).parent / "programs" / "mcast_egress.p4"
 
 

@@ -25,6 +25,12 @@ from p4kit.switch.cli_args import UsageError, parse_args
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.runtime import Switch
 
+
+@pytest.fixture(autouse=True)
+def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the Python data plane's own machinery: the native one stays off."""
+    monkeypatch.setenv("P4KIT_NATIVE", "0")
+
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
 CASES = sorted(p for p in PROGRAMS.glob("*.p4") if p.with_suffix(".stf").exists())

@@ -21,6 +21,12 @@ from ._switch_testnet import have_root_net, hosts_net, sh
 from .test_flow_cache_key import ROUTER, frame
 from .test_queues_veth import sniff
 
+
+@pytest.fixture(autouse=True)
+def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the Python data plane's own machinery: the native one stays off."""
+    monkeypatch.setenv("P4KIT_NATIVE", "0")
+
 COUNT = 600
 
 

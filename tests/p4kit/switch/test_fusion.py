@@ -14,6 +14,12 @@ from p4kit.compiler.driver import compile_file
 from p4kit.switch import Switch
 from p4kit.switch.fusion import FusedColumn
 
+
+@pytest.fixture(autouse=True)
+def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the Python data plane's own machinery: the native one stays off."""
+    monkeypatch.setenv("P4KIT_NATIVE", "0")
+
 LANES = Path(__file__).parent / "programs" / "lanes.p4"
 OPS = ["store", "add", "maxed", "load", "sub", "mix", "chain"]
 REGS = [f"LanesIngress.lane{i}" for i in range(8)]

@@ -15,6 +15,12 @@ from p4kit.switch import Switch
 from p4kit.switch.program import load_program
 from p4kit.switch.replicas import replica_owned_headers
 
+
+@pytest.fixture(autouse=True)
+def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the Python data plane's own machinery: the native one stays off."""
+    monkeypatch.setenv("P4KIT_NATIVE", "0")
+
 HERE = Path(__file__).parent
 PROGRAM = HERE / "programs" / "mcast_shared.p4"
 INC = HERE.parents[2] / "p4src" / "inc.p4"

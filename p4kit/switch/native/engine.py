@@ -1,0 +1,203 @@
+"""The native engine: the Python engine (engine.py) with its packet entry points replaced by the
+compiled data plane of cgen.py.
+
+Why a subclass: everything around the packets stays the Python engine's -- binding entries, the
+general path, tracing, the traffic manager's egress -- and the native data plane takes over only
+while nothing needs them (no trace, no rated port). The two share one state:
+- registers and indirect counters are `Cells` (unsigned 64-bit arrays) that the C code writes in
+  place through the buffer protocol, and that the control plane and the Python engine index like
+  lists;
+- direct counters stay each entry's [packets, bytes] list, which the C code updates on a hit;
+- table entries and multicast groups live in tables.py and pre.py; every control-plane call that
+  may change a result marks them stale (the hook the cache of results uses, flow_cache_clear), and
+  the next packet hands them over whole (`_sync`).
+"""
+
+from __future__ import annotations
+
+import array
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from p4kit.switch.engine import Engine
+from p4kit.switch.native import build, cgen
+from p4kit.switch.program import Program
+from p4kit.switch.state import SwitchState
+
+_MODNAME = "P4KIT_NATIVE_MODULE"
+
+
+class Cells(array.array):
+    """Cells of a register or counter array, shared with the native data plane: a list of
+    unsigned ints to Python (index, assign, len, iterate, slice-assign from any iterable)."""
+
+    def __new__(cls, values: Iterable[int]) -> Cells:
+        return super().__new__(cls, "Q", values)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(key, slice):
+            value = array.array("Q", value)
+            if len(value) != len(range(*key.indices(len(self)))):
+                raise ValueError("Cells cannot change size")
+        super().__setitem__(key, value)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def plan(program: Program) -> tuple[cgen.NativeProgram | None, str | None]:
+    """(the program's C module, None) or (None, why the native data plane cannot run it)."""
+    if build.compiler() is None:
+        return None, "no C compiler"
+    if build.python_include() is None:
+        return None, "no Python.h (python3-dev)"
+    try:
+        np = cgen.CGen(program).build(_MODNAME)
+    except cgen.Unsupported as exc:
+        return None, str(exc)
+    name = build.module_name(np.source)
+    np.source = np.source.replace(_MODNAME, name)
+    np.name = name
+    return np, None
+
+
+class NativeEngine(Engine):
+    fuse = False  # the registers' cells are shared with the C code as they are
+
+    def __init__(self, switch: Any, program: Program, state: SwitchState, native: cgen.NativeProgram) -> None:
+        super().__init__(switch, program, state)
+        self.native = native
+        self.module = build.load(native.source, native.name)
+        self.dp: Any = None
+        self.active = False
+        self._stale = True
+        self._share_cells()
+        self._action_ids = {
+            name: {n: i for n, i in reversed(list(zip(t.action_names, t.action_ids, strict=False)))}
+            for name, t in program.tables.items()
+        }
+        self._uses_time = "global_timestamp" in str(program.json.get("pipelines", ""))
+
+    def _share_cells(self) -> None:
+        st = self.state
+        for name in self.native.registers:
+            if not isinstance(st.registers[name], Cells):
+                st.registers[name] = Cells(st.registers[name])
+        for name in self.native.counters:
+            c = st.counters[name]
+            if not isinstance(c.packets, Cells):
+                c.packets = Cells(c.packets)
+                c.bytes = Cells(c.bytes)
+
+    def compile(self, tracing: bool) -> None:
+        super().compile(tracing)
+        sw = self.sw
+        self.active = not tracing and not sw.traffic_manager.any_rate
+        if not self.active:
+            self.dp = None
+            return
+        dp = self.module.Dataplane()
+        st = self.state
+        dp.bind_arrays(
+            [st.registers[n] for n in self.native.registers],
+            [st.counters[n].packets for n in self.native.counters],
+            [st.counters[n].bytes for n in self.native.counters],
+        )
+        dp.configure(sw.drop_port, st.egress_spec_init)
+        self.dp = dp
+        self._stale = True
+        self.flow_cache = None
+        self._drop_words = {
+            1: f"egress_spec is the drop port {sw.drop_port} at the end of ingress (mark_to_drop)",
+            2: f"egress_spec is the drop port {sw.drop_port} at the end of egress (mark_to_drop)",
+        }
+        self.process = self._process  # type: ignore[method-assign]
+        self.process_batch = self._process_batch  # type: ignore[method-assign]
+
+    def flow_cache_clear(self) -> None:
+        super().flow_cache_clear()
+        self._stale = True
+
+    # -------------------------------------------------------------- state hand-over
+    def _sync(self) -> None:
+        dp = self.dp
+        for tid, name in enumerate(self.native.tables):
+            ts = self.state.tables[name]
+            ids = self._action_ids[name]
+            counters = ts.info.with_counters
+
+            def ent(e: Any, ids: dict[str, int] = ids, counters: bool = counters) -> tuple:
+                aid = ids.get(e.action, -1) if e.action is not None else -1
+                return aid, tuple(e.args), e.counter if counters and e.counter is not None else None
+
+            d = ts.default
+            dflt = (ids.get(d.action, -1) if d.action is not None else -1, tuple(d.args))
+            kind = self.native.table_kinds[name]
+            items: list = []
+            if kind == 1:
+                single = ts.single
+                for k, e in ts.exact.items():
+                    items.append(((k,) if single else tuple(k), *ent(e)))
+            elif kind == 2:
+                single = ts.single
+                for pm, dd in ts.lpm:
+                    items.append((pm, [((k,) if single else tuple(k), *ent(e)) for k, e in dd.items()]))
+            elif kind == 3:
+                n = len(ts.info.keys)
+                for row in ts.rows:
+                    flat = row[:-1]
+                    items.append((tuple(flat[0 : 2 * n : 2]), tuple(flat[1 : 2 * n : 2]), *ent(row[-1])))
+            dp.set_table(tid, dflt, items)
+        dp.set_groups(self.state.pre.replicas_cache)
+        self._stale = False
+
+    # -------------------------------------------------------------- packets
+    def _process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        return self._process_batch(port, [data], None, None)
+
+    def _process_batch(
+        self,
+        port: int,
+        frames: Iterable[bytes],
+        on_error: Callable[[int], object] | None,
+        sinks: Mapping[int, Callable[[bytes], bool]] | None = None,
+    ) -> list[tuple[int, bytes]]:
+        sw = self.sw
+        if self._stale:
+            self._sync()
+        if type(frames) is not list:
+            frames = list(frames)
+        now = int((sw.clock() - sw._t0) * 1_000_000) if self._uses_time else 0
+        outs, drops = self.dp.process_batch(port, frames, now)
+        log = sw.drop_log
+        if log:
+            log.clear()
+        if drops:
+            for code, value in drops:
+                log.append(self._drop_reason(code, value))
+        cpu, cb = sw.cpu_port, sw._packet_in_cb
+        if not sinks and (cpu is None or cb is None):
+            return outs
+        rest: list[tuple[int, bytes]] = []
+        get = sinks.get if sinks else None
+        for out in outs:
+            p = out[0]
+            if p == cpu and cb is not None:
+                from p4kit.switch.runtime import PacketIn
+
+                cb(PacketIn(out[1], port))
+                continue
+            sink = get(p) if get is not None else None
+            if sink is not None and sink(out[1]):
+                continue
+            rest.append(out)
+        return rest
+
+    def _drop_reason(self, code: int, value: int) -> str:
+        if code in self._drop_words:
+            return self._drop_words[code]
+        if code == 3:
+            return f"multicast group {value} has no replicas (or does not exist)"
+        if code == 4:
+            return f"{'assert' if value == 2 else 'assume'} failed (simple_switch would stop)"
+        return f"dropped by the native data plane (code {code})"

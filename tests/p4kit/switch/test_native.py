@@ -1,0 +1,293 @@
+"""The native data plane (p4kit/switch/native/) gives the Python data plane's outputs, drops and state.
+
+Two switches run the same program, one native and one Python (`native=False`). Every test program of
+tests/p4kit/programs that the native data plane covers gets its STF control-plane directives on
+both, and every STF packet is sent as it is and in random variants (flipped bits, longer and shorter
+payloads, another port), one at a time and in shuffled batches; at the end every counter, register
+and direct counter must be equal. INC (p4src/inc.p4) runs its aggregation protocol on both with
+multicast results, drops and checksums. Directed tests cover what the differential test cannot
+reach by itself: control-plane writes between packets, the fall-back while tracing or with a rated
+port, cells shared with the control plane, and a program outside what the native one covers.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p4kit.compiler.diagnostics import CompileError
+from p4kit.compiler.driver import compile_file
+from p4kit.stf.parser import PacketDirective, parse_stf
+from p4kit.stf.runner import StfRunner
+from p4kit.switch.errors import SwitchError
+from p4kit.switch.native import Cells, plan
+from p4kit.switch.program import load_program
+from p4kit.switch.runtime import Switch
+
+ROOT = Path(__file__).resolve().parents[3]
+PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
+CASES = sorted(p for p in PROGRAMS.glob("*.p4") if p.with_suffix(".stf").exists())
+LPM = PROGRAMS / "table_lpm_forward.p4"
+
+
+def _compile(src: Path) -> dict:
+    try:
+        return compile_file(src, include_dirs=[str(src.parent)]).bmv2
+    except CompileError as exc:  # a program that tests a compile error has no packets to run
+        pytest.skip(f"does not compile: {exc}")
+
+
+def _pair(bmv2: dict) -> tuple[Switch, Switch]:
+    nat, py = Switch(native=True, seed=1), Switch(native=False, seed=1)
+    nat.load_pipeline(bmv2)
+    py.load_pipeline(bmv2)
+    return nat, py
+
+
+def _variants(rng: random.Random, port: int, data: bytes) -> list[tuple[int, bytes]]:
+    out = [(port, data)] * 2
+    for _ in range(16):
+        b = bytearray(data)
+        if b:
+            i = rng.randrange(min(len(b), 80))
+            b[i] ^= 1 << rng.randrange(8)
+        out.append((port, bytes(b)))
+    out += [(port, data + bytes(rng.randrange(256) for _ in range(20)))]
+    out += [(port, data[: len(data) // 2]), (port, data[:-1] if data else data), (port, b"")]
+    out += [((port + 1) & 0x1FF, data)]
+    return out
+
+
+def _state(sw: Switch, bmv2: dict) -> dict:
+    seen: dict = {}
+    for c in bmv2.get("counter_arrays", []):
+        if not c.get("is_direct"):
+            seen[c["name"]] = [sw.counter_read(c["name"], i) for i in range(c["size"])]
+    for r in bmv2.get("register_arrays", []):
+        seen[r["name"]] = sw.register_read_all(r["name"])
+    for t in sw.tables():
+        seen[t] = [
+            (e.handle, e.keys, e.action, e.params, e.priority, e.packets, e.bytes)
+            for e in sw.table_get_entries(t)
+        ]
+    return seen
+
+
+def _same(nat: Switch, py: Switch, port: int, data: bytes) -> None:
+    results = []
+    for sw in (nat, py):
+        try:
+            results.append(sw.process_packet(port, data))
+        except SwitchError as exc:
+            results.append(repr(exc))
+    assert results[0] == results[1], f"port {port} packet {data.hex()}"
+    assert nat.drop_log == py.drop_log, f"port {port} packet {data.hex()}"
+
+
+def _native_cases() -> list[Path]:
+    out = []
+    for src in CASES:
+        try:
+            bmv2 = compile_file(src, include_dirs=[str(src.parent)]).bmv2
+        except CompileError:
+            continue
+        if plan(load_program(bmv2))[0] is not None:
+            out.append(src)
+    return out
+
+
+NATIVE_CASES = _native_cases()
+
+
+def test_enough_programs_run_native() -> None:
+    """The differential test below means something only if the native data plane covers many of
+    the test programs (the rest use stacks, varbits, meters, clones, digests, wide fields...)."""
+    assert len(NATIVE_CASES) >= 40, [p.stem for p in NATIVE_CASES]
+
+
+@pytest.mark.parametrize("src", NATIVE_CASES, ids=[p.stem for p in NATIVE_CASES])
+def test_native_and_python_give_the_same_packets_and_state(src: Path) -> None:
+    bmv2 = _compile(src)
+    nat, py = _pair(bmv2)
+    assert nat.native_active and not py.native_active, nat.native_reason
+    rn, rp = StfRunner(nat), StfRunner(py)
+    rng = random.Random(src.stem)
+    batch: list[tuple[int, bytes]] = []
+    for d in parse_stf(src.with_suffix(".stf").read_text()):
+        if isinstance(d, PacketDirective):
+            if d.cmd != "packet":
+                continue
+            for port, data in _variants(rng, d.port, bytes.fromhex(d.data)):
+                _same(nat, py, port, data)
+                batch.append((port, data))
+            continue
+        errors = []
+        for r in (rn, rp):
+            try:
+                r.execute(d)
+                errors.append(None)
+            except Exception as exc:  # both must fail the same way
+                errors.append(repr(exc))
+        assert errors[0] == errors[1]
+    rng.shuffle(batch)
+    by_port: dict[int, list[bytes]] = {}
+    for port, data in batch:
+        by_port.setdefault(port, []).append(data)
+    for port, frames in sorted(by_port.items()):
+        for i in range(0, len(frames), 32):
+            chunk = frames[i : i + 32]
+            assert nat.process_batch(port, chunk, on_error=lambda p: None) == py.process_batch(
+                port, chunk, on_error=lambda p: None
+            )
+            assert nat.drop_log == py.drop_log
+    assert _state(nat, bmv2) == _state(py, bmv2)
+
+
+# ---------------------------------------------------------------------------------------------- INC
+
+
+def _inc() -> tuple[dict, Any]:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_switch
+
+    bmv2 = compile_file(ROOT / "p4src" / "inc.p4", include_dirs=[str(ROOT / "p4src")]).bmv2
+    return bmv2, bench_switch
+
+
+def test_inc_aggregates_the_same_on_both() -> None:
+    """INC's protocol through both data planes (the benchmark's tenant, tree and contributions):
+    every chunk completes and its sum is multicast to the three children, identically; then the
+    same contributions again (duplicates, which the protocol drops and counts), damaged copies
+    (bad checksums, bits flipped anywhere) and short ones; registers and counters equal."""
+    bmv2, bench = _inc()
+    nat, py = bench.IncBench(bmv2, native=True), bench.IncBench(bmv2, native=False)
+    assert nat.sw.native_active and not py.sw.native_active, nat.sw.native_reason
+    frames = nat.frames(300)
+    results = 0
+    for port, data in frames:
+        a, b = nat.sw.process_packet(port, data), py.sw.process_packet(port, data)
+        assert a == b
+        assert nat.sw.drop_log == py.sw.drop_log
+        results += len(a)
+    assert results == len(frames), "every chunk completed, its result sent to each child"
+    rng = random.Random(7)
+    for port, data in frames[:60]:
+        _same(nat.sw, py.sw, port, data)  # a duplicate
+        b = bytearray(data)
+        b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        _same(nat.sw, py.sw, port, bytes(b))
+        _same(nat.sw, py.sw, port, data[: rng.randrange(len(data))])
+    later = nat.frames(96, first_chunk=5000)
+    for port in (1, 2, 3):  # batches as the port loop hands them over
+        group = [d for p, d in later if p == port]
+        assert nat.sw.process_batch(port, group) == py.sw.process_batch(port, group)
+    assert _state(nat.sw, bmv2) == _state(py.sw, bmv2)
+    assert any(nat.sw.register_read_all("TributaryIngress.aggregation.cell_chunk"))
+
+
+# ------------------------------------------------------------------------------ directed behaviour
+
+
+def _lpm_pair() -> tuple[Switch, Switch, bytes]:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from bench_switch import build_frame
+
+    nat, py = _pair(_compile(LPM))
+    for sw in (nat, py):
+        sw.table_add(
+            "MyIngress.ipv4_lpm", [((10 << 24) | (2 << 8), 24)], "MyIngress.ipv4_forward", [0x020000000202, 2]
+        )
+    return nat, py, build_frame()
+
+
+def test_writes_between_packets_reach_the_native_tables() -> None:
+    nat, py, frame = _lpm_pair()
+    _same(nat, py, 1, frame)
+    assert nat.process_packet(1, frame)[0][0] == 2
+    key = [((10 << 24) | (2 << 8), 24)]
+    for sw in (nat, py):
+        sw.table_modify(
+            "MyIngress.ipv4_lpm",
+            sw.table_find("MyIngress.ipv4_lpm", key),
+            "MyIngress.ipv4_forward",
+            [0x020000000303, 3],
+        )
+    _same(nat, py, 1, frame)
+    assert nat.process_packet(1, frame)[0][0] == 3
+    for sw in (nat, py):
+        sw.table_add(
+            "MyIngress.ipv4_lpm",
+            [((10 << 24) | (2 << 8) | 1, 32)],
+            "MyIngress.ipv4_forward",
+            [0x020000000404, 4],
+        )
+    _same(nat, py, 1, frame)
+    for sw in (nat, py):
+        sw.table_clear("MyIngress.ipv4_lpm")
+    _same(nat, py, 1, frame)
+    assert nat.process_packet(1, frame) == []
+    assert nat.drop_log == py.drop_log != []
+
+
+def test_tracing_and_rated_ports_fall_back_to_python_with_the_same_state() -> None:
+    nat, py, frame = _lpm_pair()
+    lines: list[str] = []
+    nat.set_trace(lines.append)
+    py.set_trace(lambda s: None)
+    assert not nat.native_active
+    _same(nat, py, 1, frame)
+    assert lines, "the Python data plane traced the packet"
+    nat.set_trace(None)
+    py.set_trace(None)
+    assert nat.native_active
+    _same(nat, py, 1, frame)
+    nat.set_queue_rate(1000.0, port=2)
+    assert not nat.native_active, "a rated port needs the traffic manager's general path"
+    nat.set_queue_rate(0.0, port=2)
+    assert nat.native_active
+
+
+def test_registers_and_counters_are_cells_the_control_plane_shares() -> None:
+    bmv2, _ = _inc()
+    nat, py = _pair(bmv2)
+    name = "TributaryIngress.aggregation.cell_chunk"
+    assert isinstance(nat._state.registers[name], Cells)
+    nat.register_write(name, 3, (1 << 40) | 5)  # truncated to the register's 32 bits
+    py.register_write(name, 3, (1 << 40) | 5)
+    assert nat.register_read(name, 3) == py.register_read(name, 3) == 5
+    nat.register_reset(name)
+    assert not any(nat.register_read_all(name))
+    with pytest.raises(ValueError):
+        nat._state.registers[name][:] = [0]
+    c = "TributaryIngress.aggregation.inc_stats"
+    nat.counter_write(c, 1, 7, 700)
+    assert nat.counter_read(c, 1) == (7, 700)
+    nat.counter_reset(c)
+    assert nat.counter_read(c, 1) == (0, 0)
+
+
+def test_a_program_outside_the_native_subset_says_why_and_runs_in_python() -> None:
+    outside = [p for p in CASES if p not in NATIVE_CASES]
+    assert outside
+    for src in outside:
+        try:
+            bmv2 = compile_file(src, include_dirs=[str(src.parent)]).bmv2
+        except CompileError:
+            continue
+        sw = Switch(native=True)
+        sw.load_pipeline(bmv2)
+        assert not sw.native_active
+        assert sw.native_reason, src.stem
+        return
+    pytest.fail("no compilable program outside the native subset")
+
+
+def test_no_native_keeps_the_python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("P4KIT_NATIVE", "0")
+    sw = Switch()
+    sw.load_pipeline(_compile(LPM))
+    assert not sw.native_active and sw.native_reason == "off (--no-native)"
