@@ -133,7 +133,7 @@ class ParserLowering:
                     self._assign(cur, scope.lookup(d), d.init, scope, d)  # type: ignore[arg-type]
             cur = self.components(st.components, scope, cur, accept_next)
             keys = list(st.transition.keys) if isinstance(st.transition, ast.SelectExpression) else []
-            cur, done = self._ordered_first(keys, scope, cur, accept_next)
+            cur, done = self._ordered_first(keys, scope, cur, accept_next, calls=True)
             try:
                 self.transition(cur, st.transition, scope, accept_next, st)
             finally:
@@ -178,14 +178,15 @@ class ParserLowering:
         return cur
 
     def _ordered_first(
-        self, exprs: list[Any], scope: Scope, cur: State, accept_next: str | None
+        self, exprs: list[Any], scope: Scope, cur: State, accept_next: str | None, calls: bool = False
     ) -> tuple[State, list[int]]:
         """When a statement's expressions hold a `?:`, `&&` or `||` with a call on a side P4 may skip,
         evaluate what must go first into temporaries (read through `overrides`), in P4's order: each
         lazy operator as an if (split into states, as p4c does with the if its side-effect ordering
         makes), the operands and calls before it in their turn. Returns the state to go on in and the
         overrides added (the caller drops them after the statement: a sub-parser instantiated twice
-        lowers the same nodes again)."""
+        lowers the same nodes again). With `calls` (a select's keys, which BMv2 reads as fields),
+        calls alone are computed first too."""
         items: list[Any] = []
         for e in exprs:
             if isinstance(e, ast.CallInfo):
@@ -193,7 +194,9 @@ class ParserLowering:
             else:
                 collect(e, items)
         items = [it for it in once(items) if item_key(it) not in self.overrides]
-        if not any(isinstance(it, Lazy) for it in items):
+        if not any(
+            isinstance(it, Lazy) or (calls and isinstance(it, ast.MethodCallExpression)) for it in items
+        ):
             return cur, []
         done: list[int] = []
         for it in items:

@@ -1,6 +1,6 @@
 // In a parser state, a `?:`, `&&` or `||` with calls evaluates only what P4 evaluates (P4_16 8.5/8.6,
 // 8.14): as an assignment's right-hand side, nested in arithmetic, as a local's initializer and as a
-// select expression's key. A parser state has no if of its own: p4c's side-effect ordering makes the
+// select expression's key (where a plain call is computed first too, state `one`). A parser state has no if of its own: p4c's side-effect ordering makes the
 // if and its parser control-flow pass splits the state around it. `log` has one bit per call.
 #include <core.p4>
 #include <v1model.p4>
@@ -39,7 +39,13 @@ parser ParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta, inout sta
             default: other;
         }
     }
-    state one { hdr.p.r3 = 0x31; transition accept; }
+    state one {
+        hdr.p.r3 = 0x31;
+        transition select(mark(hdr.p.log, 0x80, hdr.p.sel[3:3] ++ 7w0)) {
+            0x80: accept;
+            default: other;
+        }
+    }
     state other { hdr.p.r3 = 0x32; transition accept; }
 }
 
