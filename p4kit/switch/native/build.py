@@ -9,6 +9,7 @@ builds of one program safe.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -67,7 +68,13 @@ def load(source: str, name: str) -> ModuleType:
     d = cache_dir()
     so = d / f"{name}{suffix}"
     if not so.exists():
-        _compile(source, name, so)
+        # one compiler at a time per program: the switches of an experiment start together, and
+        # the others wait for the first one's module instead of each compiling their own
+        d.mkdir(parents=True, exist_ok=True)
+        with open(d / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not so.exists():
+                _compile(source, name, so)
     spec = importlib.util.spec_from_file_location(name, so)
     if spec is None or spec.loader is None:
         raise PipelineLoadError(f"cannot load the native data plane {so}")
