@@ -81,8 +81,8 @@ def summarise(run_dir: Path) -> dict:
     reports = [r for r in worker_reports(run_dir) if "error" not in r]
     if reports:
         start = min(r["start"] for r in reports)
-        ends = sorted((r["end"] - start, r) for r in reports)
-        last_s, last = ends[-1]
+        ends = sorted((r["end"] - start, n) for n, r in enumerate(reports))
+        last_s, last = ends[-1][0], reports[ends[-1][1]]
         tail = last.get("stats", {}).get("tail", {})
         row.update(
             first_end_s=round(ends[0][0], 3),
