@@ -32,7 +32,7 @@ from p4kit.compiler.backend.ordering import (
     once,
     temp_ref,
 )
-from p4kit.compiler.backend.statements import StmtLowering, arg
+from p4kit.compiler.backend.statements import NeedJumps, StmtLowering, arg
 from p4kit.compiler.backend.storage import (
     DynHeaderLoc,
     ExternLoc,
@@ -69,8 +69,28 @@ class ParserLowering:
     def _ex(self, scope: Scope) -> ExprLowering:
         return ExprLowering(self.ctx, scope, None, self.overrides)
 
-    def _sl(self, scope: Scope) -> StmtLowering:
-        return StmtLowering(self.ctx, scope, in_parser=True, overrides=self.overrides)
+    def _sl(self, scope: Scope, eager: bool = False) -> StmtLowering:
+        return StmtLowering(self.ctx, scope, in_parser=True, overrides=self.overrides, eager=eager)
+
+    def _lowered(self, cur: State, scope: Scope, fill: Any) -> None:
+        """The primitives `fill(sl)` makes, appended to the state. Inside a function called here, a
+        `?:`, `&&` or `||` with a call on a side it may skip is lowered as an if, predicated; when that
+        would need jumps (an extern call in the branch), which a parser state cannot hold, it is lowered
+        again evaluating both sides, as before."""
+        sl = self._sl(scope)
+        try:
+            fill(sl)
+            prims = sl.finish()
+        except NeedJumps:
+            prims = None
+        if prims is None or any(p["op"] in ("_jump", "_jump_if_zero") for p in prims):
+            sl = self._sl(scope, eager=True)
+            fill(sl)
+            prims = sl.finish()
+        for p in prims:
+            if p["op"] in ("_jump", "_jump_if_zero"):
+                raise unsupported("control flow inside a function called from a parser", None)
+            cur.ops.append({"op": "primitive", "parameters": [p]})
 
     def _hoist(self, exprs: list[Any], scope: Scope, cur: State) -> None:
         """Lookaheads inside larger expressions: BMv2 reads them only as a `set` source or a select
@@ -338,9 +358,7 @@ class ParserLowering:
             ex = self._ex(scope)
             cur.ops.append({"op": "set", "parameters": [dst.json(), arg(ex.value(rhs))]})
             return
-        sl = self._sl(scope)
-        sl.assign(dst, rhs, node)
-        self._primitives(cur, sl)
+        self._lowered(cur, scope, lambda sl: sl.assign(dst, rhs, node))
 
     def _primitives(self, cur: State, sl: StmtLowering) -> None:
         for p in sl.finish():
@@ -423,9 +441,7 @@ class ParserLowering:
             return
         if c.kind == "extern_method" and c.extern is not None and c.extern.name == "value_set":
             raise unsupported("value_set methods", mce)
-        sl = self._sl(scope)
-        sl.call(mce)
-        self._primitives(cur, sl)
+        self._lowered(cur, scope, lambda sl: sl.call(mce))
 
     def _extract_target(self, e: ast.Expression | None, scope: Scope, node: ast.Node) -> JSON:
         if e is None:

@@ -275,6 +275,9 @@ class StmtLowering:
     prims: list[JSON] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
     in_parser: bool = False
+    # ?:, && and || as BMv2 expressions (both sides evaluated): the fallback in a parser state when
+    # branching on them would need jumps there (see ParserLowering._lowered)
+    eager: bool = False
     pred: JSON | None = None  # condition of the enclosing predicated branches
     jump_depth: int = 0  # > 0 inside an `if` lowered with jumps
     overrides: dict[int, Loc] | None = None  # see ExprLowering.overrides
@@ -325,8 +328,8 @@ class StmtLowering:
         if isinstance(s, ast.BlockStatement):
             for x in s.stmts:
                 self.stmt(x)
-        elif isinstance(s, ast.AssignmentStatement) and not self.in_parser and (m := as_if(s)) is not None:
-            self.stmt(m)  # (a parser has no control flow to branch with: both sides are evaluated)
+        elif isinstance(s, ast.AssignmentStatement) and not self.eager and (m := as_if(s)) is not None:
+            self.stmt(m)
         elif isinstance(s, ast.AssignmentStatement):
             outer, self.call_memo = self.call_memo, {}
             saved = self.overrides
@@ -350,7 +353,7 @@ class StmtLowering:
             finally:
                 self.overrides = saved
         elif isinstance(s, ast.VariableDecl):
-            m = None if s.init is None or self.in_parser else as_if(init_as_assignment(s))
+            m = None if s.init is None or self.eager else as_if(init_as_assignment(s))
             if m is not None:
                 self.declare(s, with_init=False)
                 self.stmt(m)
@@ -792,9 +795,9 @@ class StmtLowering:
         `||` with a call on a side it may skip runs as an if (only that side's calls run), operands read
         before a call to their right are copied, and calls run in their turn (see ordering.collect).
         Only when there is such a lazy operator or copy: calls alone already run in their order where
-        the expression meets them. The caller restores `overrides` after the statement. In a parser,
-        which has no branches here, nothing changes (the parser lowering splits states instead)."""
-        if self.in_parser:
+        the expression meets them. The caller restores `overrides` after the statement. With `eager`,
+        nothing changes."""
+        if self.eager:
             return
         items: list[Any] = []
         for e in exprs:
