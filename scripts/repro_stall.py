@@ -43,8 +43,22 @@ def command(args: argparse.Namespace, run_dir: Path) -> list[str]:
     return [
         "flock", LOCK, *tributary, "allreduce", "--sites", sites, "--workers-per-site", "2",
         "--elements", str(args.elements), "--loss", str(args.loss), "--mode", args.mode,
-        "--compare", args.compare, "--json", "--run-dir", str(run_dir), *args.extra,
+        "--compare", args.compare, "--json", "--run-dir", str(run_dir),
+        *(["--switch", str(args.switch)] if args.switch else []), *args.extra,
     ]  # fmt: skip
+
+
+def tree_switch(tree: Path, out: Path) -> Path:
+    """A p4kit-switch that runs `tree`'s data plane. The installed `p4kit-switch` imports the working
+    tree's p4kit, which others change while the runs go on: a before/after would then compare two
+    switches, not two transports. (topo.switch_node recognises p4kit by the name.)"""
+    path = out / "p4kit-switch"
+    path.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(tree.resolve())!r})\n"
+        "from p4kit.switch.cli import main\nsys.exit(main())\n"
+    )
+    path.chmod(0o755)
+    return path
 
 
 def worker_reports(run_dir: Path) -> list[dict]:
@@ -128,8 +142,8 @@ def table(rows: list[dict], factor: float) -> str:
         bound = r.get("bound_s") or 0.0
         lines.append(
             f"{r['run']:<24} {s:6.3f} {s / bound if bound else 0:6.2f} {r.get('exact')!s:>5} "
-            f"{r.get('retrans', 0):5d} {r.get('repeats', 0):4d} {r.get('probes', 0):3d} "
-            f"{r.get('cores') or 0:5.2f} {r.get('first_end_s', 0):6.3f} {r.get('last_end_s', 0):6.3f}  "
+            f"{r.get('retrans') or 0:5d} {r.get('repeats') or 0:4d} {r.get('probes') or 0:3d} "
+            f"{r.get('cores') or 0:5.2f} {r.get('first_end_s') or 0:6.3f} {r.get('last_end_s') or 0:6.3f}  "
             f"{r.get('last_worker')} {r.get('last_result')} {r.get('longest_wait')}{flag}"
         )
     if times:
@@ -160,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take in all")
     ap.add_argument(
         "--tree", type=Path, default=None,
-        help="run the code of this copy of the tree (e.g. `git archive REV | tar -x -C DIR`), for a before/after",
+        help="run the code of this copy of the tree, its switch included (e.g. `git archive REV | tar -x -C DIR`), "
+        "for a before/after",
     )  # fmt: skip
     ap.add_argument("--json", action="store_true", help="the rows as one JSON line after the table")
     ap.add_argument("extra", nargs="*", help="more `tributary allreduce` options, after --")
@@ -170,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         out = args.out or ROOT / time.strftime("%Y%m%d-%H%M%S")
         out.mkdir(parents=True, exist_ok=True)
+        args.switch = tree_switch(args.tree, out) if args.tree else None
         rows = []
         for n in range(args.runs):
             row = run_once(args, (out / f"run{n:03d}").resolve())
