@@ -493,7 +493,12 @@ class StmtLowering:
                 top = len(self.prims)
                 exit_jump = None
                 if s.cond is not None:
-                    c = self.ex.cond(s.cond)
+                    saved = self.overrides
+                    try:
+                        self.prehoist([s.cond])  # on every test: a lazy operator's if runs again
+                        c = self.ex.cond(s.cond)
+                    finally:
+                        self.overrides = saved
                     exit_jump = self.emit("_jump_if_zero", [arg(V.b2d(c)), V.hexstr(0)], s)
                 self.stmt(s.body)
                 self._patch(continues, len(self.prims))
