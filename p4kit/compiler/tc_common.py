@@ -81,6 +81,7 @@ class CheckerState:
         self.return_type: T.Type | None = None  # what `return` must give, None where it is not allowed
         self.in_parser = False
         self.loop_depth = 0
+        self.table: ast.TableDecl | None = None  # the table whose properties are being checked
         self.bodies: list[Any] = []  # the functions and actions whose bodies are being checked
 
     # The mixins call each other's methods through `self`; these stubs document the main entry points.

@@ -438,10 +438,17 @@ class DeclsMixin(CheckerState):
                 raise e
 
     def control_body(self, d: ast.ControlDecl, gs: Scope) -> None:
-        cs = Scope(gs, "control", d)
+        # The parameters are a scope around the locals: p4c lets a table shadow a parameter (a
+        # warning) and then refuses only a reference from inside that table to the name. Other
+        # locals named like a parameter stay refused, as before.
+        pscope = Scope(gs, "control-parameters", d)
         for p in [*d.params, *d.ctor_params]:
-            cs.declare(p.name, p, p.loc)
+            pscope.declare(p.name, p, p.loc)
+        cs = Scope(pscope, "control", d)
         for loc in d.locals:
+            name = getattr(loc, "name", None)
+            if name and pscope.names.get(name) and not isinstance(loc, ast.TableDecl):
+                raise _err(f"duplicate declaration of '{name}'", loc)
             self.local_decl(loc, cs)
         saved = self.return_type
         self.return_type = _VOID
@@ -518,7 +525,10 @@ class DeclsMixin(CheckerState):
             ):
                 raise _err(f"cannot instantiate {t.name}: it is a type without an implementation", node)
             ftype = T.FunctionType(t.name, params, list(t.type_params), t.decl, _VOID)
-            info = self.bind_and_check(ftype, args, scope, node, f"constructor of {t.name}", {})
+            try:
+                info = self.bind_and_check(ftype, args, scope, node, f"constructor of {t.name}", {})
+            except CompileError as ex:
+                raise at_package_decl(ex, t) from None
             info.kind, info.decl, info.name = "constructor", t.decl, t.name
             node.ctor_call = info
             require_constant_ctor_args(info)
@@ -536,6 +546,13 @@ class DeclsMixin(CheckerState):
 
     def table_decl(self, d: ast.TableDecl, scope: Scope) -> None:
         scope.declare(d.name, d, d.loc)
+        saved, self.table = self.table, d
+        try:
+            self.table_body(d, scope)
+        finally:
+            self.table = saved
+
+    def table_body(self, d: ast.TableDecl, scope: Scope) -> None:
         key_types: list[T.Type] = []
         names: set[str] = set()
         for prop in d.properties:
@@ -883,3 +900,17 @@ def check_direct_extern(prop: str, t: Any, table: ast.TableDecl, e: Any) -> None
         )
     if u.name != want:
         raise _err(f"expected a direct {kind}: {u.name} is not a {want} (table {table.name}, {prop})", e)
+
+
+def at_package_decl(ex: CompileError, t: T.Type) -> CompileError:
+    """p4c reports an argument of a package instantiation whose type does not fit its parameter at
+    the package's declaration (`error: 'package P'`, then where the argument is); the same here, with
+    the argument's place as a note. Other errors stay where they are."""
+    decl = getattr(t, "decl", None)
+    if not isinstance(t, T.PackageType) or not ex.message.startswith("type mismatch in argument"):
+        return ex
+    if decl is None or decl.loc is None or ex.loc is None:
+        return ex
+    return CompileError(
+        f"package {t.name}: {ex.message}", decl.loc, [("the argument that does not fit", ex.loc), *ex.notes]
+    )

@@ -110,6 +110,10 @@ class ExprsMixin(CheckerState):
         if isinstance(d, ast.Instantiation):
             return d.type
         if isinstance(d, ast.TableDecl):
+            if d is self.table:
+                # p4c: a name inside a table that resolves to the table itself (a key `t` in table t,
+                # where t was meant to be a parameter the table shadows)
+                raise _err(f"{e.name}: Cannot refer to the containing table {d.name}", e)
             return T.TableType(d)
         if isinstance(d, ast.ParserState):
             return _STATE

@@ -312,3 +312,23 @@ def test_static_assert_is_evaluated(tmp_path):
     check_src(tmp_path, "apply { }", top="const bool ok = static_assert(8w1 + 1 == 2);\n")
     with pytest.raises(CompileError, match="static assertion failed: too small"):
         check_src(tmp_path, "apply { }", top='const bool ok = static_assert(1 > 2, "too small");\n')
+
+
+def test_a_table_may_shadow_a_parameter_of_its_control(tmp_path):
+    """p4c only warns when a table is named like a parameter (issue2267): uses in the apply block
+    are the table, and the parameter stays reachable nowhere else by that name."""
+    prog = check_src(
+        tmp_path,
+        """
+        action fwd(bit<9> p) { sm.egress_spec = p; }
+        table m { key = { hdr.h.a: exact; } actions = { fwd; NoAction; } }
+        apply { m.apply(); }
+        """,
+    )
+    (call,) = ingress_apply(prog)
+    assert isinstance(call.call.method.expr.decl, ast.TableDecl)
+
+
+def test_other_locals_named_like_a_parameter_stay_refused(tmp_path):
+    with pytest.raises(CompileError, match="duplicate declaration of 'm'"):
+        check_src(tmp_path, "bit<8> m = 1; apply { }")
