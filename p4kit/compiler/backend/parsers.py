@@ -150,7 +150,12 @@ class ParserLowering:
             if st is start:  # parser-local initializers run when the parser starts (as p4c moves them)
                 for d in inits:
                     assert d.init is not None
-                    self._assign(cur, scope.lookup(d), d.init, scope, d)  # type: ignore[arg-type]
+                    cur, done = self._ordered_first([d.init], scope, cur, accept_next)
+                    try:
+                        self._assign(cur, scope.lookup(d), d.init, scope, d)  # type: ignore[arg-type]
+                    finally:
+                        for k in done:
+                            self.overrides.pop(k, None)
             cur = self.components(st.components, scope, cur, accept_next)
             keys = list(st.transition.keys) if isinstance(st.transition, ast.SelectExpression) else []
             cur, done = self._ordered_first(keys, scope, cur, accept_next, calls=True)
