@@ -24,6 +24,7 @@ from p4kit.compiler.tc_decls import DeclsMixin
 from p4kit.compiler.tc_exprs import ExprsMixin
 from p4kit.compiler.tc_stmts import StmtsMixin
 from p4kit.compiler.tc_types import TypesMixin
+from p4kit.compiler.tc_v1model import check_block_bound_externs
 
 
 class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, CheckerState):
@@ -46,6 +47,7 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
                     f"main: expected a package instance (such as V1Switch(...) main;), not {main.type}", main
                 )
             p.main = main
+            check_block_bound_externs(p)
 
     def top_decl(self, d: Any, scope: Scope) -> None:
         if isinstance(d, ast.ErrorDecl):

@@ -1,0 +1,125 @@
+"""Type checker, v1model part: rules that depend on which block of V1Switch a call runs in.
+
+p4c's BMv2 back end converts ingress and egress separately and refuses a packet operation that
+means nothing in the block it is converted in: `clone(I2E, ...)` (and `clone_preserving_field_list`)
+only in ingress, `clone(E2E, ...)` only in egress, `resubmit_preserving_field_list` only in
+ingress, `recirculate_preserving_field_list` only in egress. BMv2 would otherwise run them and do
+something else than the program says (an I2E clone taken in egress clones the egress packet).
+
+What runs in a block is its control's apply body, with everything it reaches: actions it calls
+directly or through a table's actions, functions, and controls it applies. The check runs once
+`main` is known, after the whole program has been checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from p4kit.compiler import ast
+from p4kit.compiler import types as T  # noqa: N812
+from p4kit.compiler.diagnostics import CompileError
+
+# extern function -> (the block it must run in, or None when its first argument decides)
+_BLOCK_BOUND = {
+    "clone": None,
+    "clone_preserving_field_list": None,
+    "resubmit_preserving_field_list": "ingress",
+    "recirculate_preserving_field_list": "egress",
+}
+_CLONE_BLOCK = {"I2E": "ingress", "E2E": "egress"}
+_BACK_REFERENCES = ("loc", "type", "decl", "ctor", "ctor_call", "target_type")
+
+
+def check_block_bound_externs(program: ast.Program) -> None:
+    """Refuse a clone/resubmit/recirculate that runs in the other V1Switch block than its own."""
+    main = program.main
+    if main is None or not isinstance(main.type, T.PackageType) or main.type.name != "V1Switch":
+        return
+    info = main.ctor_call
+    if info is None:
+        return
+    roles = {p.name: a for p, a in zip(info.params, info.args, strict=False)}
+    for param, block in (("ig", "ingress"), ("eg", "egress")):
+        control = control_of(roles.get(param))
+        if control is not None:
+            _Walk(block).control(control)
+
+
+def control_of(arg: Any) -> ast.ControlDecl | None:
+    """The control declaration an argument of main instantiates (`MyIngress()` or an instance)."""
+    if isinstance(arg, ast.PathExpression) and isinstance(arg.decl, ast.Instantiation):
+        arg = arg.decl
+    ctor = getattr(arg, "ctor_call", None)
+    decl = getattr(ctor, "decl", None)
+    return decl if isinstance(decl, ast.ControlDecl) else None
+
+
+class _Walk:
+    def __init__(self, block: str) -> None:
+        self.block = block
+        self.seen: set[int] = set()
+
+    def control(self, d: ast.ControlDecl) -> None:
+        if self.first_time(d):
+            self.node(d.body)
+
+    def first_time(self, d: Any) -> bool:
+        if id(d) in self.seen:
+            return False
+        self.seen.add(id(d))
+        return True
+
+    def node(self, x: Any) -> None:
+        if isinstance(x, list):
+            for y in x:
+                self.node(y)
+            return
+        if not isinstance(x, ast.Node):
+            return
+        if isinstance(x, ast.MethodCallExpression) and x.call is not None:
+            self.call(x, x.call)
+        for f in dataclasses.fields(x):
+            if f.name not in _BACK_REFERENCES:
+                self.node(getattr(x, f.name))
+
+    def call(self, e: ast.MethodCallExpression, c: ast.CallInfo) -> None:
+        d = c.decl
+        if c.kind in ("action", "function") and self.first_time(d):
+            self.node(d.body)
+        elif c.kind == "table_apply" and self.first_time(d):
+            refs = [*d.actions, *([d.default_action] if d.default_action else [])]
+            for entry in d.entries or []:
+                refs.append(entry.action)
+            for ref in refs:
+                action = getattr(ref, "action", None)
+                if isinstance(action, ast.ActionDecl) and self.first_time(action):
+                    self.node(action.body)
+        elif c.kind == "control_apply":
+            control = d.ctor_call.decl if isinstance(d, ast.Instantiation) and d.ctor_call else d
+            if isinstance(control, ast.ControlDecl):
+                self.control(control)
+        elif c.kind == "extern_function" and d.name in _BLOCK_BOUND:
+            self.block_bound(e, c, d.name)
+
+    def block_bound(self, e: ast.MethodCallExpression, c: ast.CallInfo, name: str) -> None:
+        want = _BLOCK_BOUND[name]
+        shown = name
+        if want is None:
+            kind = enum_member(c.args[0] if c.args else None)
+            if kind not in _CLONE_BLOCK:
+                return
+            want, shown = _CLONE_BLOCK[kind], f"{name}({kind}, ...)"
+        if want != self.block:
+            raise CompileError(
+                f"{shown} not invoked in {want}: this call runs in {self.block} (p4c's BMv2 back end "
+                f"refuses it there)",
+                e.loc,
+            )
+
+
+def enum_member(e: Any) -> str | None:
+    """`I2E` for `CloneType.I2E`, None for anything else."""
+    if isinstance(e, ast.Member) and isinstance(e.expr, (ast.PathExpression, ast.TypeNameExpression)):
+        return e.member
+    return None
