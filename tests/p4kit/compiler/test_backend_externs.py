@@ -119,18 +119,21 @@ def test_clone_resubmit_field_lists(tmp_path):
         clone(CloneType.I2E, 5);
         clone_preserving_field_list(CloneType.I2E, 6, 1);
         resubmit_preserving_field_list(1);
-        recirculate_preserving_field_list(1);
     }
     table t { actions = { a; } }
     apply { t.apply(); }"""
-    bm = compile_source(tmp_path, program(body, metadata=meta)).bmv2
+    egress = """
+    action e() { recirculate_preserving_field_list(1); }
+    table te { actions = { e; } }
+    apply { te.apply(); }"""  # egress only, as p4c's BMv2 back end requires
+    bm = compile_source(tmp_path, program(body, metadata=meta, egress_body=egress)).bmv2
     prims = by_name(bm["actions"], "MyIngress.a")["primitives"]
     assert [p["op"] for p in prims] == [
         "clone_ingress_pkt_to_egress",
         "clone_ingress_pkt_to_egress",
         "resubmit",
-        "recirculate",
     ]
+    assert [p["op"] for p in by_name(bm["actions"], "MyEgress.e")["primitives"]] == ["recirculate"]
     assert prims[0]["parameters"][1] == {"type": "hexstr", "value": "0x0"}
     fl = bm["field_lists"][0]
     assert prims[1]["parameters"][1] == {"type": "hexstr", "value": hex(fl["id"])}
