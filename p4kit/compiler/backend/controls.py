@@ -549,7 +549,13 @@ class ControlLowering:
         finally:
             if slice_outs:
                 self.exit_copy_outs.pop()
-        if copies:
+        if copies and any(hoistable(e) for _, e in copies):
+            # an argument that calls something: each copy-in lowered as an assignment, left to right,
+            # so a `?:`/`&&`/`||` in it evaluates only its side (and a table in it is applied)
+            for loc, e in reversed(copies):
+                copy_in = ast.AssignmentStatement(temp_ref(scope, loc, e, "arg"), e, loc=e.loc)
+                cur = self.compound(copy_in, scope, cur, cur)
+        elif copies:
             cur = self.action_node(lambda sl: [sl.assign(loc, e, mce) for loc, e in copies], scope, cur, mce)
         return cur
 

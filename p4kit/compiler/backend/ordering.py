@@ -108,7 +108,16 @@ def collect_in_order(operands: list[Any], reads: list[bool], items: list[Any]) -
         if hoisted[i]:
             collect(o, items)
         elif reads[i] and any(hoisted[i + 1 :]) and o.const_value is None and reads_storage(o):
-            items.append(Snapshot(o))
+            if storable(o.type):
+                items.append(Snapshot(o))
+
+
+def storable(t: T.Type | None) -> bool:
+    """Whether a value of type `t` can be copied into a temporary (not an extern such as packet_in,
+    a string, or something untyped)."""
+    if t is None:
+        return False
+    return not isinstance(T.unwrap(t), (T.ExternType, T.StringType, T.CallableType, T.TableType, T.VoidType))
 
 
 def hoistable(e: Any) -> bool:

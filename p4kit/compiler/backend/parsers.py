@@ -192,7 +192,12 @@ class ParserLowering:
                 and c.call.call is not None
                 and c.call.call.kind == "parser_apply"
             ):
-                cur = self._subparser(c.call, scope, cur)
+                cur, done = self._ordered_first([c.call.call], scope, cur, accept_next)
+                try:
+                    cur = self._subparser(c.call, scope, cur)
+                finally:
+                    for k in done:
+                        self.overrides.pop(k, None)
             else:
                 cur, done = self._ordered_first(_statement_exprs(c), scope, cur, accept_next)
                 try:
