@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p4kit.switch.codegen import MAX_ACTION_LOOPS
 from p4kit.switch.program import HeaderInst, Program, TableInfo
 
 RUNTIME_C = (Path(__file__).with_name("runtime.c")).read_text()
@@ -231,6 +232,8 @@ class CGen:
         if t == "runtime_data":
             k = int(val)
             return CExpr(f"A[{k}]", self.arg_widths.get(k, 64))
+        if t == "local":  # as codegen.py reads it: the action's argument list
+            return CExpr(f"A[{int(val)}]", 64)
         if t == "expression":
             return self.op_expr(val)
         if t == "register":
@@ -463,12 +466,33 @@ class CGen:
             self.emit(0, f"/* action {a.name} */")
             self.emit(0, f"static int act_{a.id}(dp_t *D, pkt_t *P, const uint64_t *A) {{")
             self.emit(1, "(void)D; (void)A;")
-            for p in a.primitives:
-                self.primitive(1, p)
+            if any(p.get("op") in ("_jump", "_jump_if_zero") for p in a.primitives):
+                self.jumping_body(a.primitives)
+            else:
+                for p in a.primitives:
+                    self.primitive(1, p)
             self.emit(1, "return 0;")
             self.emit(0, "}")
             self.emit(0, "")
         self.arg_widths = {}
+
+    def jumping_body(self, prims: list[dict]) -> None:
+        """BMv2's _jump/_jump_if_zero (absolute primitive offsets) as gotos; a backward jump (a P4
+        loop) is bounded as codegen.py bounds it, so that no packet hangs the switch."""
+        self.emit(1, "unsigned loops_ = 0; (void)loops_;")
+        for k, p in enumerate(prims):
+            self.emit(0, f"L{k}:;")
+            op = p.get("op")
+            if op not in ("_jump", "_jump_if_zero"):
+                self.primitive(1, p)
+                continue
+            target = _hexint(p["parameters"][-1]["value"])
+            if not 0 <= target <= len(prims):
+                raise Unsupported(f"a jump to {target} in an action of {len(prims)} primitives")
+            cond = f"!{self.cond(p['parameters'][0])}" if op == "_jump_if_zero" else "1"
+            bound = f" if (++loops_ > {MAX_ACTION_LOOPS}) return 4;" if target <= k else ""
+            self.emit(1, f"if ({cond}) {{{bound} goto L{target}; }}")
+        self.emit(0, f"L{len(prims)}:;")
 
     # ------------------------------------------------------------------ parser
     def gen_parser(self) -> None:

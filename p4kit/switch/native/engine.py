@@ -199,5 +199,6 @@ class NativeEngine(Engine):
         if code == 3:
             return f"multicast group {value} has no replicas (or does not exist)"
         if code == 4:
-            return f"{'assert' if value == 2 else 'assume'} failed (simple_switch would stop)"
+            what = {2: "assert failed", 3: "assume failed", 4: "loop in an action did not terminate"}
+            return f"{what.get(value, 'assert failed')} (simple_switch would stop)"
         return f"dropped by the native data plane (code {code})"
