@@ -41,6 +41,24 @@ def obj_text(e: Any) -> str:
     return "..."
 
 
+def refuse_out_nested_struct(info: ast.CallInfo, call: ast.MethodCallExpression, shown: str) -> None:
+    """p4c's mid end (NestedStructs) flattens structs that hold structs, headers, tuples or stacks
+    into separate variables, which an extern cannot write back through: an `out` or `inout`
+    parameter of an extern function or method with such a type is refused ("extern functions with
+    'out' nested struct argument not supported")."""
+    for p in info.params:
+        if p.direction not in ("out", "inout"):
+            continue
+        t = T.unwrap(p.type)
+        nested = (T.StructLikeType, T.TupleType, T.HeaderStackType)
+        if isinstance(t, T.StructType) and any(isinstance(T.unwrap(f.type), nested) for f in t.fields):
+            raise _err(
+                f"{shown}(...): extern functions with 'out' nested struct argument "
+                f"({p.name}: {p.type}) not supported (pass the header or the fields one by one)",
+                call,
+            )
+
+
 def check_digest_type(t: T.Type | None, call: ast.MethodCallExpression) -> None:
     """p4c's BMv2 back end names a digest after its data's type, which must then be a struct: a
     header, header union, enum or `type` is refused, and p4c reports it at that type's declaration
@@ -96,6 +114,8 @@ class CallsMixin(CheckerState):
                 e.call = info
                 if fn.name == "static_assert" and isinstance(fn, ast.ExternFunctionDecl):
                     self.static_assert(info, e)
+                if isinstance(fn, ast.ExternFunctionDecl):
+                    refuse_out_nested_struct(info, e, fn.name)
                 if fn.name == "digest" and isinstance(fn, ast.ExternFunctionDecl):
                     check_digest_type(info.type_bindings.get("T"), e)
                 if (
@@ -127,6 +147,7 @@ class CallsMixin(CheckerState):
                 known = {k: v for k, v in u.bindings.items() if not isinstance(v, T.TypeVar)}
                 fn, info = self.match_call(methods, e.args, scope, e, f"method {u.name}.{name}", known, targs)
                 m.decl = fn
+                refuse_out_nested_struct(info, e, f"{obj_text(obj)}.{name}")
                 if self.in_parser and (u.decl.name, name) not in _PARSER_METHODS:
                     raise _err(f"{obj_text(obj)}.{name}(...): {_NOT_IN_PARSER}", e)
                 self.check_packet_method(u.decl.name, name, info, e)
