@@ -561,9 +561,10 @@ class ReduceStream:
         self.fresh: deque[int] = deque()  # indices sent once, in send (= index) order; lazily pruned
         self.lost: deque[int] = deque()  # indices found lost, waiting for their retransmission
         self.repairs: list[tuple[float, int, int]] = []  # (deadline, index, retries) of retransmitted ones
-        # (mark, index, retries) of repairs sent behind a backlog: `mark` is the newest chunk sent before
-        # the repair. Once a result of it (or of a later chunk) came, the chunks ahead of the repair are
-        # back and the repair is due within the path's RTT, whatever the backlog was estimated to need
+        # (mark, index, retries) of repairs sent behind a backlog: `mark` is the newest chunk ahead of the
+        # repair in every worker's queue (pump). Once a result of it (or of a later chunk) came, the chunks
+        # ahead of the repair are back and the repair is due within the path's RTT, whatever the backlog
+        # was estimated to need
         self.behind: list[tuple[int, int, int]] = []
         self.highest = -1  # the highest index whose result arrived
         self.advanced = now  # when `highest` last grew
@@ -761,8 +762,15 @@ class ReduceStream:
             wait = timing.repair_timeout(f.retries, now, backlog)
             f.due = now + wait
             heapq.heappush(self.repairs, (f.due, i, f.retries))
-            if self.next_index - 1 > self.highest:
-                heapq.heappush(self.behind, (self.next_index - 1, i, f.retries))
+            if timing.control is not None:  # the only case with a backlog estimate (_backlog)
+                # ahead of it: the chunks sent before it, and those sent in the next slowest-path RTT at
+                # the link's rate, while the farthest worker, which sees the hole up to that much later,
+                # still sends new chunks ahead of its own repair (at its own pace, which may not be cut
+                # as this one's may be; counting only the first, one repair in five went twice)
+                lag = timing.path_rtt * timing.control.peak_bps / (8.0 * self.frame_bytes)
+                mark = min(self.total - 1, self.next_index - 1 + int(lag))
+                if mark > self.highest:
+                    heapq.heappush(self.behind, (mark, i, f.retries))
             at = round(now - self.started, 4)
             self.resent.append((at, i, f.retries, round(wait, 4), round(backlog, 4), int(i == self.probe)))
             if not self.longest or wait > self.longest[3]:

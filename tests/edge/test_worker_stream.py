@@ -329,3 +329,32 @@ def test_a_lost_repair_behind_an_overestimated_backlog_goes_again_once_the_chunk
     # not before the chunks ahead were back and one slowest-path RTT after, and not seconds later
     assert back + 0.16 <= again <= back + s.timing.repair_timeout(1, back) + 0.002
     assert again < 1.0 < sent_at + wait
+
+
+def test_a_repair_sent_while_chunks_go_out_waits_for_what_the_farthest_worker_sends_before_its_own() -> None:
+    """The farthest worker sees a hole up to one slowest-path RTT later and meanwhile keeps sending new
+    chunks (at up to the link's rate), which go ahead of its repair: the repair is due only once the
+    results of the chunks sent up to one path RTT after it are back, not only those sent before it."""
+    j = job(nslots=4096, path_rtt_s=0.16, rate_bps=8 * 322 * 2_000)  # 2,000 frames/s: 320 per path RTT
+    s, sent = stream(j, chunks=1500)
+    t = 0.0
+    while t < 0.33:
+        t = s.wakeup(t)
+        s.pump(t)
+    n = len(sent)
+    for c, at in ((0, 0.25), (1, 0.27), (2, 0.29), (3, 0.30), (5, 0.31), (6, 0.32), (7, 0.33)):
+        assert s.receive(result(j, c), SWITCH, at)
+    s.pump(0.33)
+    assert IncHeader.unpack(sent[n]).chunk == 4 and s.inflight[4].retries == 1  # the repair, first
+    before = IncHeader.unpack(sent[n - 1]).chunk  # the newest chunk ahead of it in this worker's queue
+    assert before > 600 and s.behind == [(before + 320, 4, 1)]
+    due = s.inflight[4].due
+    assert due > 5.0  # the backlog estimate: 600 chunks at the 60 results/s of the first rounds
+    for c in range(8, before + 1):  # the chunks that went before it are back: it still waits
+        assert s.receive(result(j, c), SWITCH, 0.5)
+    s.pump(0.5)
+    assert s.inflight[4].due == due and s.behind
+    for c in range(before + 1, before + 321):  # and those of the next path RTT: now it is due soon
+        assert s.receive(result(j, c), SWITCH, 0.6)
+    s.pump(0.6)
+    assert not s.behind and s.inflight[4].due == pytest.approx(0.6 + s.timing.repair_timeout(1, 0.6))
