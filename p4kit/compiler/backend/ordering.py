@@ -51,9 +51,10 @@ def lazy_operator(e: Any) -> bool:
     return hoistable(e.right)
 
 
-def collect(e: Any, items: list[Any]) -> None:
+def collect(e: Any, items: list[Any], later: bool = False) -> None:
     """Table results, calls with effects and lazy operators inside an expression, in evaluation order
-    (with the operands that must be read before them, as `Snapshot`s)."""
+    (with the operands that must be read before them, as `Snapshot`s). `later`: something evaluated
+    after `e` in the enclosing expression is hoisted too, so a plain operand inside `e` is copied."""
     if e is None or not isinstance(e, ast.Node):
         return
     if isinstance(e, ast.Expression) and e.const_value is not None:
@@ -76,18 +77,18 @@ def collect(e: Any, items: list[Any]) -> None:
         if c is not None and c.kind == "builtin":
             return
     if isinstance(e, ast.BinaryOp) and e.op not in ("&&", "||"):
-        collect_in_order([e.left, e.right], [True, True], items)
+        collect_in_order([e.left, e.right], [True, True], items, later)
         return
     for name in ("expr", "left", "right", "cond", "then", "else_", "index"):
         sub = getattr(e, name, None)
         if isinstance(sub, ast.Expression):
-            collect(sub, items)
+            collect(sub, items, later)
     # list and struct initializers are evaluated left to right too: `{x, g(x)}` keeps x's old value
     elems = list(getattr(e, "elems", []) or [])
     if isinstance(e, ast.StructExpression):
         elems = [f.value for f in e.fields]
     if elems:
-        collect_in_order(elems, [True] * len(elems), items)
+        collect_in_order(elems, [True] * len(elems), items, later)
 
 
 def collect_args(c: ast.CallInfo, items: list[Any]) -> None:
@@ -98,16 +99,18 @@ def collect_args(c: ast.CallInfo, items: list[Any]) -> None:
     collect_in_order(list(c.args), reads, items)
 
 
-def collect_in_order(operands: list[Any], reads: list[bool], items: list[Any]) -> None:
+def collect_in_order(operands: list[Any], reads: list[bool], items: list[Any], later: bool = False) -> None:
     """Operands in evaluation order; a plain operand read as a value is copied (a `Snapshot`) when a
-    later operand calls something that may change what it reads."""
+    later operand, here or after this list in the enclosing expression (`later`), calls something
+    that may change what it reads."""
     hoisted = [o is not None and hoistable(o) for o in operands]
     for i, o in enumerate(operands):
         if o is None:
             continue
+        after = later or any(hoisted[i + 1 :])
         if hoisted[i]:
-            collect(o, items)
-        elif reads[i] and any(hoisted[i + 1 :]) and o.const_value is None and reads_storage(o):
+            collect(o, items, after)
+        elif reads[i] and after and o.const_value is None and reads_storage(o):
             if storable(o.type):
                 items.append(Snapshot(o))
 

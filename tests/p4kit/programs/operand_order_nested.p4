@@ -1,0 +1,43 @@
+// Left to right at every depth (P4_16 8.x): in `(a + bump(a)) + b + bump(b)` the second `b` is read
+// before the second bump changes it, though it sits one operator further out than the call, in a
+// control's body and in an action (p4c's side-effect ordering copies every operand read before a later
+// call, wherever the call is).
+#include <core.p4>
+#include <v1model.p4>
+
+header probe_t {
+    bit<8> a;
+    bit<8> b;
+    bit<8> r1;
+    bit<8> r2;
+}
+
+struct headers_t { probe_t p; }
+struct meta_t { bit<8> unused; }
+
+bit<8> bump(inout bit<8> x) {
+    x = x + 1;
+    return x;
+}
+
+parser ParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.p); transition accept; }
+}
+
+control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action in_action() {
+        hdr.p.r2 = hdr.p.a + bump(hdr.p.a) + hdr.p.b + bump(hdr.p.b);
+    }
+    apply {
+        sm.egress_spec = 1;
+        hdr.p.r1 = hdr.p.a + bump(hdr.p.a) + hdr.p.b + bump(hdr.p.b);
+        in_action();
+    }
+}
+
+control EgressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply {} }
+control VerifyImpl(inout headers_t hdr, inout meta_t meta) { apply {} }
+control ComputeImpl(inout headers_t hdr, inout meta_t meta) { apply {} }
+control DeparserImpl(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }
+
+V1Switch(ParserImpl(), VerifyImpl(), IngressImpl(), EgressImpl(), ComputeImpl(), DeparserImpl()) main;
