@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from p4kit.compiler import ast
-from p4kit.compiler.diagnostics import CompileError, SourceLoc, SourceMap, UnsupportedError
+from p4kit.compiler.diagnostics import CompileError, SourceLoc, SourceMap
 from p4kit.compiler.lexer import Token, describe, tokenize
 
 _BASE_TYPE_KW = frozenset({"bit", "int", "varbit", "bool", "error", "string", "void", "match_kind", "tuple"})
@@ -317,9 +317,10 @@ class ParserBase:
         elif t.kind == "ID" or (t.kind == "PUNCT" and t.text == "."):
             is_global = bool(self.accept("."))
             n = self.name("a type")
-            if not self.is_type_name(n.text):
-                if n.text == "list" and self.at_punct("<") and not self.speculating:
-                    raise UnsupportedError("list<T> types (P4_16 v1.2.3)", self.loc(n))
+            # `list<T>` (P4_16 v1.2.3) is a built-in type unless the program declares a type `list`;
+            # it is kept as list specialized with T
+            builtin_list = n.text == "list" and not is_global and self.at_punct("<")
+            if not self.is_type_name(n.text) and not builtin_list:
                 self.error(f"unknown type '{n.text}' (no type of that name is declared)", n)
             base = ast.NamedTypeRef(n.text, is_global, loc=loc)
             ref = base

@@ -110,9 +110,10 @@ class ExprParser(ParserBase):
         nxt = self.peek()
         if nxt.kind == "KW" and nxt.text in _BASE_TYPE_KW:
             return not (nxt.text == "error" and self.peek(2).text == ".")
-        if nxt.kind == "ID" and self.is_type_name(nxt.text):
+        builtin_list = nxt.text == "list" and not self.is_type_name("list") and self.peek(2).text == "<"
+        if nxt.kind == "ID" and (self.is_type_name(nxt.text) or builtin_list):
             after = self.peek(2)
-            if after.text == ")" or after.text == "[":
+            if (after.text == ")" or after.text == "[") and not builtin_list:
                 return True
             if after.text == "<":
 

@@ -511,6 +511,13 @@ class CallsMixin(CheckerState):
             e.type = target
             e.target_type = target
             return
+        if isinstance(e, ast.ListExpression) and isinstance(tu, T.ListType) and isinstance(su, T.TupleType):
+            # `{a, b, c}` as a list<T>: every element a T
+            for x in e.elems:
+                self.coerce(x, tu.elem, what)
+            e.type = target
+            e.target_type = target
+            return
         if isinstance(e, ast.StructExpression) and e.type_ref is None and isinstance(tu, T.StructLikeType):
             given = {f.name: f for f in e.fields}
             for f in tu.fields:

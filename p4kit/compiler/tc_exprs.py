@@ -293,7 +293,10 @@ class ExprsMixin(CheckerState):
     def e_Cast(self, e: ast.Cast, scope: Scope, expected: T.Type | None) -> T.Type:
         dst = self.resolve(e.type_ref, scope)
         initializer = isinstance(e.expr, (ast.ListExpression, ast.StructExpression))
-        if isinstance(T.unwrap(dst), (T.StructLikeType, T.TupleType, T.HeaderStackType)) and not initializer:
+        if (
+            isinstance(T.unwrap(dst), (T.StructLikeType, T.TupleType, T.HeaderStackType, T.ListType))
+            and not initializer
+        ):
             raise _err(f"cast to {dst} not supported: only an initializer {{...}} can be cast to it", e)
         src = self.expr(e.expr, scope, dst)
         if not newtype_cast_ok(src, dst):
@@ -315,7 +318,7 @@ class ExprsMixin(CheckerState):
             ok = ok or (isinstance(s, T.IntType) and e.expr.const_value in (0, 1))
         elif isinstance(d, T.IntType):
             ok = isinstance(s, (T.BitsType, T.IntType))
-        elif isinstance(d, (T.StructLikeType, T.TupleType, T.HeaderStackType)):
+        elif isinstance(d, (T.StructLikeType, T.TupleType, T.HeaderStackType, T.ListType)):
             if isinstance(e.expr, (ast.ListExpression, ast.StructExpression)):
                 # `(S){...}`: the initializer itself, typed S (the cast adds nothing at run time)
                 self.coerce(e.expr, dst, "cast")

@@ -86,6 +86,16 @@ class TypesMixin(CheckerState):
             ref.decl = d
             return self.type_of_type_decl(d, ref)
         if isinstance(ref, ast.SpecializedTypeRef):
+            b = ref.base
+            if (
+                isinstance(b, ast.NamedTypeRef)
+                and b.name == "list"
+                and not b.is_global
+                and not scope.lookup("list")
+            ):
+                if len(ref.args) != 1:
+                    raise _err(f"list<T> takes one type argument, not {len(ref.args)}", ref)
+                return T.ListType(self.resolve(ref.args[0], scope))
             base = self.resolve(ref.base, scope)
             args = [self.resolve(a, scope) for a in ref.args]
             return self.specialize(base, args, ref)
@@ -159,6 +169,8 @@ class TypesMixin(CheckerState):
             return T.TupleType([self.subst(e, b) for e in t.elems])
         if isinstance(t, T.SetType):
             return T.SetType(self.subst(t.elem, b))
+        if isinstance(t, T.ListType):
+            return T.ListType(self.subst(t.elem, b))
         if isinstance(t, T.ExternType) and t.type_args:
             return T.ExternType(t.name, t.decl, tuple(self.subst(a, b) for a in t.type_args))
         if isinstance(t, T.StructLikeType) and t.type_args:

@@ -205,6 +205,17 @@ class TupleType(Type):
 
 
 @dataclass(eq=False)
+class ListType(Type):
+    """`list<T>` (P4_16 v1.2.3): a compile-time sequence of values of one type, such as an extern's
+    constructor argument `(list<bit<32>>){2, 3, 4}`."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"list<{self.elem}>"
+
+
+@dataclass(eq=False)
 class StructInitType(Type):
     """The type of a struct-valued expression `{f = e, ...}` written without a type name, until its
     context gives it a struct or header type."""
@@ -415,8 +426,8 @@ def same_type(a: Type, b: Type) -> bool:
         return len(a.elems) == len(b.elems) and all(
             same_type(x, y) for x, y in zip(a.elems, b.elems, strict=True)
         )
-    if isinstance(a, SetType):
-        assert isinstance(b, SetType)
+    if isinstance(a, (SetType, ListType)):
+        assert isinstance(b, (SetType, ListType))
         return same_type(a.elem, b.elem)
     if isinstance(a, ExternType):
         assert isinstance(b, ExternType)

@@ -332,3 +332,23 @@ def test_a_table_may_shadow_a_parameter_of_its_control(tmp_path):
 def test_other_locals_named_like_a_parameter_stay_refused(tmp_path):
     with pytest.raises(CompileError, match="duplicate declaration of 'm'"):
         check_src(tmp_path, "bit<8> m = 1; apply { }")
+
+
+def test_list_types_take_a_typed_or_an_untyped_list(tmp_path):
+    """list<T> (P4_16 v1.2.3): `(list<T>){...}` and a plain `{...}` both become a list<T> of
+    extern constructor arguments; each element takes T's width."""
+    prog = check_src(
+        tmp_path,
+        """
+        Fixed((list<bit<32>>){2, 3, 4}) a;
+        Fixed({5, 6}) b;
+        apply { }
+        """,
+        top="extern Fixed { Fixed(list<bit<32>> values); }\n",
+    )
+    ctl = prog.find("I")
+    a, b = ctl.locals
+    for inst, n in ((a, 3), (b, 2)):
+        (arg,) = inst.ctor_call.args
+        assert str(arg.type) == "list<bit<32>>" and len(arg.elems) == n
+        assert all(x.type == T.BitsType(32) for x in arg.elems)
