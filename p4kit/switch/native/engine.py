@@ -90,12 +90,17 @@ class NativeEngine(Engine):
                 c.bytes = Cells(c.bytes)
 
     def compile(self, tracing: bool) -> None:
-        super().compile(tracing)
+        """The native data plane, or (tracing, a rated port) the Python engine. The Python engine is
+        compiled only then: generating it costs INC's switches 3-5 CPU-s each at every load."""
         sw = self.sw
         self.active = not tracing and not sw.traffic_manager.any_rate
         if not self.active:
             self.dp = None
+            super().compile(tracing)  # Switch._recompile then binds every entry (_rebind_all)
             return
+        self.comp = None
+        self.__dict__.pop("process", None)
+        self.__dict__.pop("process_batch", None)
         dp = self.module.Dataplane()
         st = self.state
         dp.bind_arrays(
@@ -113,6 +118,16 @@ class NativeEngine(Engine):
         }
         self.process = self._process  # type: ignore[method-assign]
         self.process_batch = self._process_batch  # type: ignore[method-assign]
+
+    def bind_entry(self, ts: Any, e: Any, action_id: int | None) -> None:
+        """Entries need the Python engine's functions only while it runs; until then the native
+        data plane reads them from the tables (and _rebind_all binds them when it is compiled)."""
+        if self.comp is not None:
+            super().bind_entry(ts, e, action_id)
+
+    def bind_member(self, profile: str, m: Any) -> None:
+        if self.comp is not None:
+            super().bind_member(profile, m)
 
     def flow_cache_clear(self) -> None:
         super().flow_cache_clear()
