@@ -18,7 +18,9 @@ stall costs, and they are noisy while others use the machine (the JSON's CPU fig
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -30,18 +32,22 @@ LOCK = "/tmp/tributary-heavy.lock"
 ROOT = Path("/tmp/repro_stall")
 
 
-def command(args: argparse.Namespace, run_dir: Path) -> list[str]:
-    """The goal's command (docs/switch.md, "The allreduce against its bound"), with this run's directory."""
-    sites = ALL_SITES if args.sites == "all" else args.sites
-    # with --tree, `python -m topo.cli` in that copy: its modules come first on the path, the workers'
-    # too (they start as `python -m edge.runner` in the same working directory)
-    tributary = (
+def tributary(args: argparse.Namespace) -> list[str]:
+    """The command line of tributary: with --tree, `python -m topo.cli` in that copy (its modules come
+    first on the path, and the workers' too: they start as `python -m edge.runner` in the same working
+    directory)."""
+    return (
         [sys.executable, "-m", "topo.cli"]
         if args.tree
         else [str(Path(sys.executable).with_name("tributary"))]
     )
+
+
+def command(args: argparse.Namespace, run_dir: Path) -> list[str]:
+    """The goal's command (docs/switch.md, "The allreduce against its bound"), with this run's directory."""
+    sites = ALL_SITES if args.sites == "all" else args.sites
     return [
-        "flock", LOCK, *tributary, "allreduce", "--sites", sites, "--workers-per-site", "2",
+        *tributary(args), "allreduce", "--sites", sites, "--workers-per-site", "2",
         "--elements", str(args.elements), "--loss", str(args.loss), "--mode", args.mode,
         "--compare", args.compare, "--json", "--run-dir", str(run_dir),
         *(["--switch", str(args.switch)] if args.switch else []), *args.extra,
@@ -111,12 +117,28 @@ def summarise(run_dir: Path) -> dict:
 
 
 def run_once(args: argparse.Namespace, run_dir: Path) -> dict:
+    """One run under the heavy lock (taken here, so that --timeout counts the run, not the wait for
+    the lock). A run over its time is interrupted, as Ctrl-C would (tributary then stops its WAN), and
+    what it may have left is cleaned before the lock goes: the next run, anybody's, needs the names."""
     run_dir.mkdir(parents=True)
-    proc = subprocess.run(
-        command(args, run_dir), capture_output=True, text=True, timeout=args.timeout, cwd=args.tree
-    )
-    (run_dir / "result.json").write_text(proc.stdout)
-    (run_dir / "stderr.txt").write_text(proc.stderr)
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.Popen(
+            command(args, run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=args.tree
+        )
+        try:
+            out, err = proc.communicate(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            err += f"\nrepro_stall: interrupted after {args.timeout} s\n"
+            subprocess.run([*tributary(args), "clean"], cwd=args.tree, capture_output=True, timeout=120)
+    (run_dir / "result.json").write_text(out)
+    (run_dir / "stderr.txt").write_text(err)
     for vec in (run_dir / "allreduce").rglob("*.npy"):  # checked by the run; 1 MiB each
         vec.unlink()
     row = summarise(run_dir)
@@ -171,7 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--factor", type=float, default=3.0, help="flag runs above this times the median")
     ap.add_argument("--out", type=Path, default=None, help=f"where the runs are kept (default {ROOT}/<time>)")
     ap.add_argument("--read", type=Path, default=None, help="only print the table of the runs kept there")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take in all")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="seconds one run may take (not counting the wait for the lock)",
+    )
     ap.add_argument(
         "--tree", type=Path, default=None,
         help="run the code of this copy of the tree, its switch included (e.g. `git archive REV | tar -x -C DIR`), "
