@@ -51,6 +51,13 @@ def lazy_operator(e: Any) -> bool:
     return hoistable(e.right)
 
 
+def _chooses(e: Any) -> bool:
+    """A `?:`, `&&` or `||` not folded to a constant."""
+    if isinstance(e, ast.Mux):
+        return e.const_value is None
+    return isinstance(e, ast.BinaryOp) and e.op in ("&&", "||") and e.const_value is None
+
+
 def collect(e: Any, items: list[Any], later: bool = False) -> None:
     """Table results, calls with effects and lazy operators inside an expression, in evaluation order
     (with the operands that must be read before them, as `Snapshot`s). `later`: something evaluated
@@ -62,7 +69,9 @@ def collect(e: Any, items: list[Any], later: bool = False) -> None:
     if isinstance(e, ast.Member) and e.kind == "apply_result":
         items.append(e)
         return
-    if lazy_operator(e):
+    if lazy_operator(e) or (later and _chooses(e) and hoistable(e)):
+        # (the second: only its condition calls something, but a call after it may change what the
+        # side it picks reads, so it is evaluated in its turn, as an if, too)
         items.append(Lazy(e))
         return
     if isinstance(e, ast.BinaryOp) and e.op in ("&&", "||") and isinstance(e.left.const_value, bool):

@@ -1,7 +1,7 @@
 // Left to right at every depth (P4_16 8.x): in `(a + bump(a)) + b + bump(b)` the second `b` is read
 // before the second bump changes it, though it sits one operator further out than the call, in a
-// control's body and in an action (p4c's side-effect ordering copies every operand read before a later
-// call, wherever the call is).
+// control's body and in an action; in `(is_odd(a) ? a : b) + bump(a)` the `a` the ?: picks is read
+// before bump (the ?: is evaluated in its turn, condition and then branch, before the call after it).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -10,6 +10,8 @@ header probe_t {
     bit<8> b;
     bit<8> r1;
     bit<8> r2;
+    bit<8> r3;
+    bit<8> r4;
 }
 
 struct headers_t { probe_t p; }
@@ -20,6 +22,10 @@ bit<8> bump(inout bit<8> x) {
     return x;
 }
 
+bool is_odd(in bit<8> x) {
+    return x[0:0] == 1;
+}
+
 parser ParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.p); transition accept; }
 }
@@ -27,10 +33,12 @@ parser ParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta, inout sta
 control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     action in_action() {
         hdr.p.r2 = hdr.p.a + bump(hdr.p.a) + hdr.p.b + bump(hdr.p.b);
+        hdr.p.r4 = (is_odd(hdr.p.a) ? hdr.p.a : hdr.p.b) + bump(hdr.p.a);
     }
     apply {
         sm.egress_spec = 1;
         hdr.p.r1 = hdr.p.a + bump(hdr.p.a) + hdr.p.b + bump(hdr.p.b);
+        hdr.p.r3 = (is_odd(hdr.p.a) ? hdr.p.a : hdr.p.b) + bump(hdr.p.a);
         in_action();
     }
 }
