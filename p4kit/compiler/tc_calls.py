@@ -61,9 +61,10 @@ def refuse_out_nested_struct(info: ast.CallInfo, call: ast.MethodCallExpression,
 
 def check_digest_type(t: T.Type | None, call: ast.MethodCallExpression) -> None:
     """p4c's BMv2 back end names a digest after its data's type, which must then be a struct: a
-    header, header union, enum or `type` is refused, and p4c reports it at that type's declaration
-    ("expected a struct type"); a list `{a, b}` or a bit<W> value is a digest of its own."""
-    named = (T.HeaderType, T.HeaderUnionType, T.EnumType, T.SerEnumType, T.NewType)
+    header or header union is refused, and p4c reports it at that type's declaration ("expected a
+    struct type"); a list `{a, b}` or a bit<W> value is a digest of its own (and enums and `type`s
+    are bit<W> by then: p4c's mid end replaces them)."""
+    named = (T.HeaderType, T.HeaderUnionType)
     if not isinstance(t, named) or t.decl is None:
         return
     name = getattr(t, "name", str(t))

@@ -21,6 +21,7 @@ from p4kit.compiler.tc_common import (
     _err,
     run_time_name,
 )
+from p4kit.compiler.tc_v1model import check_v1model_instance
 
 
 class DeclsMixin(CheckerState):
@@ -482,6 +483,7 @@ class DeclsMixin(CheckerState):
             kind = "control" if isinstance(t, T.ControlType) else "parser"
             raise _err(f"{d.name}: {kind} {outer.owner.name} cannot instantiate itself", d.type_ref)
         d.type, d.ctor = self.construct(t, d.args, d.type_ref, scope, d)
+        check_v1model_instance(d)
         if scope is self.globals and isinstance(d.type, (T.ParserType, T.ControlType)):
             kind = "parser" if isinstance(d.type, T.ParserType) else "control"
             raise _err(

@@ -123,3 +123,71 @@ def enum_member(e: Any) -> str | None:
     if isinstance(e, ast.Member) and isinstance(e.expr, (ast.PathExpression, ast.TypeNameExpression)):
         return e.member
     return None
+
+
+def from_v1model(decl: Any) -> bool:
+    """Whether `decl` is declared by v1model.p4 (and not a program's own extern of that name)."""
+    loc = getattr(decl, "loc", None)
+    return loc is not None and str(loc.file).endswith("v1model.p4")
+
+
+def check_v1model_instance(d: ast.Instantiation) -> None:
+    """What p4c's BMv2 back end refuses in a v1model instance: a register of anything but bit<W> or
+    int<W> ("Only registers with bit or int types are currently supported"), and one of size 0
+    ("direct registers are not supported in bmv2")."""
+    t = d.type
+    if not isinstance(t, T.ExternType) or t.name != "register" or not from_v1model(t.decl):
+        return
+    # p4c's mid end turns `type`s and serializable enums into their bit<W> before the back end looks
+    elem = T.unwrap(t.type_args[0]) if t.type_args else None
+    if isinstance(elem, T.SerEnumType):
+        elem = elem.underlying
+    if elem is not None and not isinstance(elem, (T.BitsType, T.TypeVar)):
+        raise CompileError(
+            f"{d.name}: only registers with bit or int types are supported (not register<{t.type_args[0]}>; "
+            "keep one register per field)",
+            d.loc,
+        )
+    size = d.ctor_call.args[0] if d.ctor_call is not None and d.ctor_call.args else None
+    if size is not None and size.const_value == 0:
+        raise CompileError(f"{d.name}: direct registers are not supported in bmv2 (its size is 0)", d.loc)
+
+
+def check_direct_meters_have_tables(program: ast.Program) -> None:
+    """p4c's BMv2 back end: a direct_meter whose read() is called must be a table's `meters`
+    property ("direct meter is not associated with any table via 'meters' table property"); BMv2
+    would otherwise have no table entry to meter by."""
+    read: dict[int, ast.Instantiation] = {}
+    bound: set[int] = set()
+
+    def visit(x: Any) -> None:
+        if isinstance(x, list):
+            for y in x:
+                visit(y)
+            return
+        if not isinstance(x, ast.Node):
+            return
+        if isinstance(x, ast.TableDecl):
+            prop = x.property("meters")
+            if prop is not None and isinstance(prop.value, ast.PathExpression):
+                bound.add(id(prop.value.decl))
+        c = x.call if isinstance(x, ast.MethodCallExpression) else None
+        if c is not None and c.kind == "extern_method" and c.extern is not None:
+            inst = getattr(c.obj, "decl", None)
+            if (
+                c.extern.name == "direct_meter"
+                and from_v1model(c.extern)
+                and isinstance(inst, ast.Instantiation)
+            ):
+                read.setdefault(id(inst), inst)
+        for f in dataclasses.fields(x):
+            if f.name not in _BACK_REFERENCES:
+                visit(getattr(x, f.name))
+
+    visit(program.decls)
+    for key, inst in read.items():
+        if key not in bound:
+            raise CompileError(
+                f"{inst.name}: direct meter is not associated with any table via 'meters' table property",
+                inst.loc,
+            )

@@ -24,7 +24,7 @@ from p4kit.compiler.tc_decls import DeclsMixin
 from p4kit.compiler.tc_exprs import ExprsMixin
 from p4kit.compiler.tc_stmts import StmtsMixin
 from p4kit.compiler.tc_types import TypesMixin
-from p4kit.compiler.tc_v1model import check_block_bound_externs
+from p4kit.compiler.tc_v1model import check_block_bound_externs, check_direct_meters_have_tables
 
 
 class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, CheckerState):
@@ -48,6 +48,7 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
                 )
             p.main = main
             check_block_bound_externs(p)
+            check_direct_meters_have_tables(p)
 
     def top_decl(self, d: Any, scope: Scope) -> None:
         if isinstance(d, ast.ErrorDecl):
