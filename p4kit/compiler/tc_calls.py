@@ -59,6 +59,32 @@ def refuse_out_nested_struct(info: ast.CallInfo, call: ast.MethodCallExpression,
             )
 
 
+# v1model calls whose `result` BMv2 writes as one field (a hash, a random number, a meter colour,
+# a register cell): a struct or header there has no field to write.
+_SCALAR_RESULTS = {(None, "hash"), (None, "random"), ("meter", "execute_meter"), ("direct_meter", "read")}
+
+
+def check_scalar_result(extern: Any, fn: Any, info: ast.CallInfo, call: ast.MethodCallExpression) -> None:
+    """Refuse a v1model hash/random/meter call whose result is not a bit<W>, int<W> or bool value
+    (it crashed the back end); BMv2's primitives write a single field."""
+    owner = extern.name if extern is not None else None
+    if (owner, fn.name) not in _SCALAR_RESULTS or not str(getattr(fn.loc, "file", "")).endswith("v1model.p4"):
+        return
+    for p, a in zip(info.params, info.args, strict=False):
+        if p.name != "result" or a is None or a.type is None:
+            continue
+        t = T.unwrap(a.type)
+        if isinstance(t, T.SerEnumType):
+            t = t.underlying
+        if not isinstance(t, (T.BitsType, T.BoolType)):
+            what = f"{owner}.{fn.name}" if owner else fn.name
+            raise _err(
+                f"{what}: its result must be a bit<W>, int<W> or bool field on BMv2, not {a.type} "
+                "(BMv2 writes it as one field)",
+                a,
+            )
+
+
 def check_digest_type(t: T.Type | None, call: ast.MethodCallExpression) -> None:
     """p4c's BMv2 back end names a digest after its data's type, which must then be a struct: a
     header or header union is refused, and p4c reports it at that type's declaration ("expected a
@@ -117,6 +143,7 @@ class CallsMixin(CheckerState):
                     self.static_assert(info, e)
                 if isinstance(fn, ast.ExternFunctionDecl):
                     refuse_out_nested_struct(info, e, fn.name)
+                    check_scalar_result(None, fn, info, e)
                 if fn.name == "digest" and isinstance(fn, ast.ExternFunctionDecl):
                     check_digest_type(info.type_bindings.get("T"), e)
                 if (
@@ -149,6 +176,7 @@ class CallsMixin(CheckerState):
                 fn, info = self.match_call(methods, e.args, scope, e, f"method {u.name}.{name}", known, targs)
                 m.decl = fn
                 refuse_out_nested_struct(info, e, f"{obj_text(obj)}.{name}")
+                check_scalar_result(u.decl, fn, info, e)
                 if self.in_parser and (u.decl.name, name) not in _PARSER_METHODS:
                     raise _err(f"{obj_text(obj)}.{name}(...): {_NOT_IN_PARSER}", e)
                 self.check_packet_method(u.decl.name, name, info, e)
