@@ -32,6 +32,7 @@ def setup_logging(opts: SwitchOptions) -> logging.Logger | None:
     """The per-packet trace goes to stdout (--log-console) and/or a file (--log-file); with neither,
     tracing stays off and the pipeline is generated without trace code."""
     logging.basicConfig(level=logging.WARNING, format="p4kit-switch: %(message)s", stream=sys.stderr)
+    logging.getLogger("p4kit.switch.dataplane").setLevel(logging.INFO)  # "data plane: native (...)"
     if not (opts.log_console or opts.log_file) or opts.log_level == "off":
         return None
     trace = logging.getLogger(TRACE_LOGGER)
@@ -80,7 +81,7 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         seed=opts.seed,
         egress_spec_init_to_drop=opts.egress_spec_init_to_drop,
         flow_cache=opts.flow_cache,
-        native=opts.native,
+        native=None if opts.native else False,  # None: P4KIT_NATIVE decides (default on)
     )
     switch.set_flow_cache(opts.flow_cache, insert_inv_prob=opts.flow_cache_insert_inv_prob)
     if opts.priority_queues != 1:

@@ -76,7 +76,7 @@ Params = Sequence[int] | Mapping[str, int]
 Rates = Sequence[tuple[float, int]]
 
 
-_log = logging.getLogger("p4kit.switch")
+_log = logging.getLogger("p4kit.switch.dataplane")  # which data plane runs each program
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,7 @@ class Switch:
 
         if not self.native:
             self.native_reason = "off (--no-native)"
+            _log.info("data plane: Python (the native one is off)")
             return Engine(self, program, state)
         from p4kit.switch.native import NativeEngine, plan
 
