@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -132,7 +134,8 @@ def test_lookahead_and_verify() -> None:
     assert sw.process_packet(0, b"") == [(1, bytes([1]))]  # lookahead beyond the end
 
 
-def test_trace_reports_states_tables_and_decisions() -> None:
+def test_trace_reports_states_tables_and_decisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("P4KIT_NATIVE", "0")  # it reads the Python engine's generated source
     b = JsonBuilder()
     b.add_header("h", [("k", 8)])
     b.state("start", [b.extract("h")])
