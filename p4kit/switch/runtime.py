@@ -252,8 +252,14 @@ class Switch:
         if native is None:
             _log.info("data plane: Python (the native one does not cover %s)", why)
             return Engine(self, program, state)
+        try:
+            engine = NativeEngine(self, program, state, native)
+        except (PipelineLoadError, OSError) as exc:  # no usable compiler or cache: the switch still runs
+            self.native_reason = f"the native build failed: {exc}"
+            _log.warning("data plane: Python (%s)", self.native_reason)
+            return Engine(self, program, state)
         _log.info("data plane: native (%s)", native.name)
-        return NativeEngine(self, program, state, native)
+        return engine
 
     @property
     def native_active(self) -> bool:

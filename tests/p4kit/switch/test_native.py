@@ -291,3 +291,22 @@ def test_no_native_keeps_the_python_data_plane(monkeypatch: pytest.MonkeyPatch) 
     sw = Switch()
     sw.load_pipeline(_compile(LPM))
     assert not sw.native_active and sw.native_reason == "off (--no-native)"
+
+
+def test_a_failing_compiler_leaves_the_python_data_plane(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A compiler that fails (or a cache that cannot be written) is a reason, not a dead switch."""
+    monkeypatch.setenv("P4KIT_NATIVE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("P4KIT_CC", "false")  # exits 1 without a word
+    sw = Switch(native=True)
+    sw.load_pipeline(_compile(LPM))
+    assert not sw.native_active
+    assert "did not compile" in (sw.native_reason or ""), sw.native_reason
+    sw.table_add(
+        "MyIngress.ipv4_lpm", [((10 << 24) | (2 << 8), 24)], "MyIngress.ipv4_forward", [0x020000000202, 2]
+    )
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from bench_switch import build_frame
+
+    assert sw.process_packet(1, build_frame())[0][0] == 2
