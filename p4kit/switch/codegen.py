@@ -2162,27 +2162,8 @@ class CodeGen:
         self.table_default_next_src[t.name] = self.node(t.base_default_next)
 
     def fixed_call(self, t: TableInfo) -> tuple[int, tuple[int, ...], str | None] | None:
-        """p4c turns a direct action call into a keyless table whose default entry is const: such a
-        table is (action id, constant arguments, next node name) -- nothing at run time can change
-        what it does. None for any other table (and always when tracing, which reports tables)."""
-        d = t.default_entry or {}
-        if t.keys or t.action_profile or self.trace or not d.get("action_const"):
-            return None
-        aid = d.get("action_id")
-        if aid is None or int(aid) not in self.prog.actions_by_id:
-            return None
-        a = self.prog.actions_by_id[int(aid)]
-        if a.params and not d.get("action_entry_const"):
-            return None
-        data = d.get("action_data", [])
-        if len(data) != len(a.params):
-            return None
-        args = tuple(_hexint(v) & _mask(w) for v, (_, w) in zip(data, a.params, strict=True))
-        if t.hit_miss:
-            nxt = t.next_tables.get("__MISS__")
-        else:
-            nxt = t.next_tables.get(a.name, t.base_default_next)
-        return a.id, args, nxt
+        """fixed_call of the table, but never while tracing (the trace reports tables)."""
+        return None if self.trace else fixed_call(self.prog, t)
 
     def _gen_fixed_call(self, t: TableInfo, fn: str) -> bool:
         """A fixed-call table (see fixed_call) as a function: the call and a constant next node."""
@@ -2556,6 +2537,30 @@ class CodeGen:
             self._emit_hash_fn(
                 fn, ap.selector.get("input", []), ap.selector.get("algo", "crc16"), "$selector$" + name
             )
+
+
+def fixed_call(prog: Program, t: TableInfo) -> tuple[int, tuple[int, ...], str | None] | None:
+    """p4c turns a direct action call into a keyless table whose default entry is const: such a
+    table is (action id, constant arguments, next node name) -- nothing at run time can change
+    what it does. None for any other table."""
+    d = t.default_entry or {}
+    if t.keys or t.action_profile or not d.get("action_const"):
+        return None
+    aid = d.get("action_id")
+    if aid is None or int(aid) not in prog.actions_by_id:
+        return None
+    a = prog.actions_by_id[int(aid)]
+    if a.params and not d.get("action_entry_const"):
+        return None
+    data = d.get("action_data", [])
+    if len(data) != len(a.params):
+        return None
+    args = tuple(_hexint(v) & _mask(w) for v, (_, w) in zip(data, a.params, strict=True))
+    if t.hit_miss:
+        nxt = t.next_tables.get("__MISS__")
+    else:
+        nxt = t.next_tables.get(a.name, t.base_default_next)
+    return a.id, args, nxt
 
 
 def compile_program(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p4kit.switch.codegen import MAX_ACTION_LOOPS
+from p4kit.switch.codegen import MAX_ACTION_LOOPS, fixed_call
 from p4kit.switch.program import HeaderInst, Program, TableInfo
 
 RUNTIME_C = (Path(__file__).with_name("runtime.c")).read_text()
@@ -713,24 +713,6 @@ class CGen:
         self.emit(0, "")
 
     # ------------------------------------------------------------------ controls
-    def fixed_call(self, t: TableInfo) -> tuple[int, tuple[int, ...], str | None] | None:
-        """p4c's table for a direct action call: its const default entry, with constant arguments."""
-        d = t.default_entry or {}
-        if t.keys or not d.get("action_const"):
-            return None
-        aid = d.get("action_id")
-        if aid is None or int(aid) not in self.prog.actions_by_id:
-            return None
-        a = self.prog.actions_by_id[int(aid)]
-        if a.params and not d.get("action_entry_const"):
-            return None
-        data = d.get("action_data", [])
-        if len(data) != len(a.params):
-            return None
-        args = tuple(_hexint(v) & _mask(w) for v, (_, w) in zip(data, a.params, strict=True))
-        nxt = t.next_tables.get("__MISS__") if t.hit_miss else t.next_tables.get(a.name, t.base_default_next)
-        return a.id, args, nxt
-
     def gen_pipeline(self, pname: str, pipe: dict) -> None:
         tables = {t["name"]: t for t in pipe.get("tables", [])}
         conds = {c["name"]: c for c in pipe.get("conditionals", [])}
@@ -752,7 +734,7 @@ class CGen:
             t = self.prog.tables[tname]
             self.emit(0, f"{labels[tname]}: /* table {tname} */")
             self.emit(1, "{")
-            fixed = self.fixed_call(t)
+            fixed = fixed_call(self.prog, t)
             if fixed is not None:
                 aid, args, nxt = fixed
                 argv = "{" + ", ".join(_lit(a) for a in args) + "}" if args else "{0}"

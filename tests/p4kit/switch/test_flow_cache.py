@@ -18,18 +18,18 @@ import pytest
 
 from p4kit.compiler.diagnostics import CompileError
 from p4kit.compiler.driver import compile_file
-from p4kit.stf.parser import PacketDirective, parse_stf
-from p4kit.stf.runner import StfRunner
 from p4kit.switch import flowcache
 from p4kit.switch.cli_args import UsageError, parse_args
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.runtime import Switch
+from tests.p4kit.switch._differential import run_on_both
 
 
 @pytest.fixture(autouse=True)
 def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python data plane's own machinery: the native one stays off."""
     monkeypatch.setenv("P4KIT_NATIVE", "0")
+
 
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
@@ -80,21 +80,6 @@ def _variants(
     return out
 
 
-def _state(sw: Switch, bmv2: dict) -> dict:
-    seen: dict = {}
-    for c in bmv2.get("counter_arrays", []):
-        if not c.get("is_direct"):
-            seen[c["name"]] = [sw.counter_read(c["name"], i) for i in range(c["size"])]
-    for r in bmv2.get("register_arrays", []):
-        seen[r["name"]] = sw.register_read_all(r["name"])
-    for t in sw.tables():
-        seen[t] = [
-            (e.handle, e.keys, e.action, e.params, e.priority, e.packets, e.bytes)
-            for e in sw.table_get_entries(t)
-        ]
-    return seen
-
-
 def _same(on: Switch, off: Switch, port: int, data: bytes) -> None:
     try:
         a = on.process_packet(port, data)
@@ -113,41 +98,11 @@ def _same(on: Switch, off: Switch, port: int, data: bytes) -> None:
 def test_cache_on_and_off_give_the_same_packets(src: Path) -> None:
     bmv2 = _compile(src)
     on, off = _pair(bmv2)
-    ron, roff = StfRunner(on), StfRunner(off)
     rng = random.Random(src.stem)
     p, _ = flowcache.plan(bmv2)
     key = p.key if p is not None else None
     read, reach = (key.read, key.reach) if key is not None else (-1, 0)
-    batch: list[tuple[int, bytes]] = []
-    for d in parse_stf(src.with_suffix(".stf").read_text()):
-        if isinstance(d, PacketDirective):
-            if d.cmd != "packet":
-                continue
-            for port, data in _variants(rng, d.port, bytes.fromhex(d.data), read, reach):
-                _same(on, off, port, data)
-                batch.append((port, data))
-            continue
-        errors = []
-        for r in (ron, roff):
-            try:
-                r.execute(d)
-                errors.append(None)
-            except Exception as exc:  # both must fail the same way
-                errors.append(repr(exc))
-        assert errors[0] == errors[1]
-    # The same packets in batches per port (as the port loop hands them over), order shuffled.
-    rng.shuffle(batch)
-    by_port: dict[int, list[bytes]] = {}
-    for port, data in batch:
-        by_port.setdefault(port, []).append(data)
-    for port, frames in sorted(by_port.items()):
-        for i in range(0, len(frames), 32):
-            chunk = frames[i : i + 32]
-            assert on.process_batch(port, chunk, on_error=lambda p: None) == off.process_batch(
-                port, chunk, on_error=lambda p: None
-            )
-            assert on.drop_log == off.drop_log
-    assert _state(on, bmv2) == _state(off, bmv2)
+    run_on_both(on, off, src, bmv2, rng, lambda port, data: _variants(rng, port, data, read, reach), _same)
     # A stateless program's packets were served from the cache (so the comparison above compared
     # hits), and any other program's never were.
     p, why = flowcache.plan(bmv2)

@@ -21,12 +21,11 @@ import pytest
 
 from p4kit.compiler.diagnostics import CompileError
 from p4kit.compiler.driver import compile_file
-from p4kit.stf.parser import PacketDirective, parse_stf
-from p4kit.stf.runner import StfRunner
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.native import Cells, plan
 from p4kit.switch.program import load_program
 from p4kit.switch.runtime import Switch
+from tests.p4kit.switch._differential import run_on_both, state
 
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
@@ -62,21 +61,6 @@ def _variants(rng: random.Random, port: int, data: bytes) -> list[tuple[int, byt
     return out
 
 
-def _state(sw: Switch, bmv2: dict) -> dict:
-    seen: dict = {}
-    for c in bmv2.get("counter_arrays", []):
-        if not c.get("is_direct"):
-            seen[c["name"]] = [sw.counter_read(c["name"], i) for i in range(c["size"])]
-    for r in bmv2.get("register_arrays", []):
-        seen[r["name"]] = sw.register_read_all(r["name"])
-    for t in sw.tables():
-        seen[t] = [
-            (e.handle, e.keys, e.action, e.params, e.priority, e.packets, e.bytes)
-            for e in sw.table_get_entries(t)
-        ]
-    return seen
-
-
 def _same(nat: Switch, py: Switch, port: int, data: bytes) -> None:
     results = []
     for sw in (nat, py):
@@ -110,41 +94,12 @@ def test_enough_programs_run_native() -> None:
 
 
 @pytest.mark.parametrize("src", NATIVE_CASES, ids=[p.stem for p in NATIVE_CASES])
-def test_native_and_python_give_the_same_packets_and_state(src: Path) -> None:
+def test_native_and_python_give_the_same_packets_andstate(src: Path) -> None:
     bmv2 = _compile(src)
     nat, py = _pair(bmv2)
     assert nat.native_active and not py.native_active, nat.native_reason
-    rn, rp = StfRunner(nat), StfRunner(py)
     rng = random.Random(src.stem)
-    batch: list[tuple[int, bytes]] = []
-    for d in parse_stf(src.with_suffix(".stf").read_text()):
-        if isinstance(d, PacketDirective):
-            if d.cmd != "packet":
-                continue
-            for port, data in _variants(rng, d.port, bytes.fromhex(d.data)):
-                _same(nat, py, port, data)
-                batch.append((port, data))
-            continue
-        errors = []
-        for r in (rn, rp):
-            try:
-                r.execute(d)
-                errors.append(None)
-            except Exception as exc:  # both must fail the same way
-                errors.append(repr(exc))
-        assert errors[0] == errors[1]
-    rng.shuffle(batch)
-    by_port: dict[int, list[bytes]] = {}
-    for port, data in batch:
-        by_port.setdefault(port, []).append(data)
-    for port, frames in sorted(by_port.items()):
-        for i in range(0, len(frames), 32):
-            chunk = frames[i : i + 32]
-            assert nat.process_batch(port, chunk, on_error=lambda p: None) == py.process_batch(
-                port, chunk, on_error=lambda p: None
-            )
-            assert nat.drop_log == py.drop_log
-    assert _state(nat, bmv2) == _state(py, bmv2)
+    run_on_both(nat, py, src, bmv2, rng, lambda port, data: _variants(rng, port, data), _same)
 
 
 # ---------------------------------------------------------------------------------------------- INC
@@ -185,7 +140,7 @@ def test_inc_aggregates_the_same_on_both() -> None:
     for port in (1, 2, 3):  # batches as the port loop hands them over
         group = [d for p, d in later if p == port]
         assert nat.sw.process_batch(port, group) == py.sw.process_batch(port, group)
-    assert _state(nat.sw, bmv2) == _state(py.sw, bmv2)
+    assert state(nat.sw, bmv2) == state(py.sw, bmv2)
     assert any(nat.sw.register_read_all("TributaryIngress.aggregation.cell_chunk"))
 
 
@@ -233,7 +188,7 @@ def test_writes_between_packets_reach_the_native_tables() -> None:
     assert nat.drop_log == py.drop_log != []
 
 
-def test_tracing_and_rated_ports_fall_back_to_python_with_the_same_state() -> None:
+def test_tracing_and_rated_ports_fall_back_to_python_with_the_samestate() -> None:
     nat, py, frame = _lpm_pair()
     lines: list[str] = []
     nat.set_trace(lines.append)
