@@ -149,7 +149,7 @@ class ParserBase:
         if t.kind == "KW" and t.text in _BASE_TYPE_KW:
             return True
         if t.kind == "ID":
-            return self.is_type_name(t.text)
+            return self.is_type_name(t.text) or (t.text == "list" and self.peek().text == "<")
         if t.kind == "PUNCT" and t.text == "." and self.peek().kind == "ID":
             return self.is_type_name(self.peek().text)
         return False

@@ -33,6 +33,10 @@ class StmtsMixin(CheckerState):
             st.type = t
             if isinstance(T.unwrap(t), (T.ExternType, T.CallableType, T.VoidType)):
                 raise _err(f"a variable cannot have type {t}", st)
+            if isinstance(t, T.ListType):
+                raise UnsupportedError(
+                    f"variables of type {t} (a list is an extern constructor's argument)", st.loc
+                )
             if isinstance(T.unwrap(t), (T.IntType, T.StringType)):
                 # p4c: "Cannot declare variables with type int" (int and string exist only at
                 # compile time; a variable needs a width)

@@ -352,3 +352,10 @@ def test_list_types_take_a_typed_or_an_untyped_list(tmp_path):
         (arg,) = inst.ctor_call.args
         assert str(arg.type) == "list<bit<32>>" and len(arg.elems) == n
         assert all(x.type == T.BitsType(32) for x in arg.elems)
+
+
+def test_a_list_variable_is_refused_as_unsupported_and_a_variable_may_be_named_list(tmp_path):
+    with pytest.raises(CompileError, match=r"unsupported: variables of type list<bit<8>>"):
+        check_src(tmp_path, "apply { list<bit<8>> l = {1, 2}; }")
+    prog = check_src(tmp_path, "apply { bit<8> list = 1; m.x = list; }")
+    assert ingress_apply(prog)[1].rhs.decl.name == "list"
