@@ -1,14 +1,16 @@
-"""Type checker, v1model part: rules that depend on which block of V1Switch a call runs in.
+"""Type checker, v1model part: what p4c's BMv2 back end refuses in v1model programs beyond the
+language's own rules.
 
-p4c's BMv2 back end converts ingress and egress separately and refuses a packet operation that
-means nothing in the block it is converted in: `clone(I2E, ...)` (and `clone_preserving_field_list`)
-only in ingress, `clone(E2E, ...)` only in egress, `resubmit_preserving_field_list` only in
-ingress, `recirculate_preserving_field_list` only in egress. BMv2 would otherwise run them and do
-something else than the program says (an I2E clone taken in egress clones the egress packet).
+Calls bound to a block of V1Switch: p4c converts ingress and egress separately and refuses a
+packet operation that means nothing in the block it is converted in: `clone(I2E, ...)` (and
+`clone_preserving_field_list`) only in ingress, `clone(E2E, ...)` only in egress,
+`resubmit_preserving_field_list` only in ingress, `recirculate_preserving_field_list` only in
+egress. BMv2 acts on each only at the end of its own block. What runs in a block is its control's
+apply body with everything it reaches: actions it calls directly or through a table's actions,
+functions, and controls it applies; the check runs once `main` is known.
 
-What runs in a block is its control's apply body, with everything it reaches: actions it calls
-directly or through a table's actions, functions, and controls it applies. The check runs once
-`main` is known, after the whole program has been checked.
+Instances: registers hold bit<W>/int<W> cells and have a size; a direct_meter that is read must be
+a table's `meters`.
 """
 
 from __future__ import annotations
