@@ -21,6 +21,7 @@ from typing import Any
 from p4kit.compiler import ast
 from p4kit.compiler import types as T  # noqa: N812
 from p4kit.compiler.diagnostics import CompileError
+from p4kit.compiler.tc_calls import _NOT_IN_PARSER, _PARSER_FUNCTIONS, _PARSER_METHODS, obj_text
 
 # extern function -> (the block it must run in, or None when its first argument decides)
 _BLOCK_BOUND = {
@@ -193,3 +194,45 @@ def check_direct_meters_have_tables(program: ast.Program) -> None:
                 f"{inst.name}: direct meter is not associated with any table via 'meters' table property",
                 inst.loc,
             )
+
+
+def check_functions_called_from_parsers(program: ast.Program) -> None:
+    """p4c inlines a function into the parser state that calls it, and its BMv2 back end then
+    refuses an extern call there that a parser cannot run (the same rule as for a call written in
+    the state, reported at the call in the function's body)."""
+    seen: set[int] = set()
+
+    def visit(x: Any, site: Any) -> None:
+        """`site` is the call in the parser state that led here (None in the state itself)."""
+        if isinstance(x, list):
+            for y in x:
+                visit(y, site)
+            return
+        if not isinstance(x, ast.Node):
+            return
+        c = x.call if isinstance(x, ast.MethodCallExpression) else None
+        if c is not None and c.kind == "function" and id(c.decl) not in seen:
+            seen.add(id(c.decl))
+            visit(c.decl.body, site or x)
+        elif c is not None and site is not None:
+            what = None
+            if c.kind == "extern_function" and c.decl.name not in _PARSER_FUNCTIONS:
+                what = c.decl.name
+            elif c.kind == "extern_method" and c.extern is not None:
+                if (c.extern.name, c.decl.name) not in _PARSER_METHODS:
+                    what = f"{obj_text(c.obj)}.{c.decl.name}"
+            if what is not None:
+                raise CompileError(
+                    f"{what}(...): {_NOT_IN_PARSER}",
+                    x.loc,
+                    [("the function is called in a parser here", site.loc)],
+                )
+        for f in dataclasses.fields(x):
+            if f.name not in _BACK_REFERENCES:
+                visit(getattr(x, f.name), site)
+
+    for d in program.decls:
+        if isinstance(d, ast.ParserDecl) and not d.type_params:
+            for st in d.states:
+                visit(st.components, None)
+                visit(st.transition, None)

@@ -24,7 +24,11 @@ from p4kit.compiler.tc_decls import DeclsMixin
 from p4kit.compiler.tc_exprs import ExprsMixin
 from p4kit.compiler.tc_stmts import StmtsMixin
 from p4kit.compiler.tc_types import TypesMixin
-from p4kit.compiler.tc_v1model import check_block_bound_externs, check_direct_meters_have_tables
+from p4kit.compiler.tc_v1model import (
+    check_block_bound_externs,
+    check_direct_meters_have_tables,
+    check_functions_called_from_parsers,
+)
 
 
 class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, CheckerState):
@@ -49,6 +53,7 @@ class Checker(DeclsMixin, StmtsMixin, ExprsMixin, CallsMixin, TypesMixin, Checke
             p.main = main
             check_block_bound_externs(p)
             check_direct_meters_have_tables(p)
+            check_functions_called_from_parsers(p)
 
     def top_decl(self, d: Any, scope: Scope) -> None:
         if isinstance(d, ast.ErrorDecl):
