@@ -654,7 +654,7 @@ class CGen:
                     raise Unsupported("a checksum input wider than 64 bits")
                 parts.append((f"(({e.code}) & {_lit(_mask(w))})", w, None))
             elif t == "payload":
-                raise Unsupported("a checksum over the payload")
+                continue  # below: the valid headers after the last one used, then the payload
             else:
                 raise Unsupported(f"a calculation input of type {t}")
         nbytes = (sum(w for _, w, _ in parts) + 15) // 16 * 2 + 2
@@ -664,7 +664,11 @@ class CGen:
         # expression: then every field counts
         exprs = any(x.get("type") == "expression" for x in c.get("input", []))
         gated = not exprs and any(h is not None for _, _, h in parts)
-        if gated:
+        if any(x.get("type") == "payload" for x in c.get("input", [])):
+            if exprs:
+                raise Unsupported("a checksum over the payload with an expression among its inputs")
+            self.payload_calc(parts)
+        elif gated:
             self.emit(1, "unsigned bo = 0;")
             for code, w, h in parts:
                 if h is None:
@@ -683,6 +687,39 @@ class CGen:
         self.side += self.out
         self.out = saved
         return fn
+
+    def payload_calc(self, parts: list[tuple[str, int, int | None]]) -> None:
+        """The body of a checksum over fields and the payload, as the Python engine's general
+        calculation does it: the valid fields' bits padded to a byte, every valid header that the
+        deparser emits after the last header used, then the unparsed payload."""
+        order = [self.hdr(n) for n in (self.prog.deparser or {}).get("order", [])]
+        used = {h for _, _, h in parts if h is not None}
+        ids = [h.id for h in order]
+        after = max((ids.index(h) for h in used if h in ids), default=-1)
+        self.emit(1, "unsigned bo = 0;")
+        for code, w, h in parts:
+            if h is None:
+                self.emit(1, f"put_bits(b, bo, {w}, {code}); bo += {w};")
+            else:
+                self.emit(1, f"if (P->h.v[{h}]) {{ put_bits(b, bo, {w}, {code}); bo += {w}; }}")
+        self.emit(1, "uint64_t s = 0; size_t pos = 0;")
+        self.emit(1, "csum_feed(&s, &pos, b, (bo + 7) >> 3);")
+        for h in order[after + 1 :]:
+            if not h.htype.fields:
+                continue
+            hb = (h.htype.total_width + 7) // 8
+            self.emit(1, f"if (P->h.v[{h.id}]) {{")
+            self.emit(2, f"uint8_t hb[{hb}]; memset(hb, 0, sizeof hb);")
+            bo = 0
+            for pos, f in enumerate(h.htype.fields):
+                self.emit(2, f"put_bits(hb, {bo}, {f.width}, P->h.f[{self.fidx[(h.id, pos)]}]);")
+                bo += f.width
+            self.emit(2, "csum_feed(&s, &pos, hb, sizeof hb);")
+            self.emit(1, "}")
+        self.emit(
+            1, "if (P->dlen > P->off) csum_feed(&s, &pos, P->data + P->off, (size_t)(P->dlen - P->off));"
+        )
+        self.emit(1, "return csum_fold(s);")
 
     def gen_checksums(self) -> None:
         verify, update = [], []

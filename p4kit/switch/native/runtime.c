@@ -55,6 +55,27 @@ static inline uint64_t csum16_bits(const uint8_t *p, unsigned nbits) {
     return (~s) & 0xFFFF;
 }
 
+/* The same sum fed in pieces of any length: `pos` counts the bytes so far, so each byte lands in
+   the high or low half of its 16-bit word as it would in one buffer. */
+static inline void csum_feed(uint64_t *s, size_t *pos, const uint8_t *p, size_t n) {
+    uint64_t acc = *s;
+    size_t i = 0;
+    if ((*pos & 1) && n) {
+        acc += p[0];
+        i = 1;
+    }
+    for (; i + 1 < n; i += 2) acc += ((uint64_t)p[i] << 8) | p[i + 1];
+    if (i < n) acc += (uint64_t)p[i] << 8;
+    *pos += n;
+    while (acc >> 32) acc = (acc & 0xFFFFFFFF) + (acc >> 32);
+    *s = acc;
+}
+
+static inline uint64_t csum_fold(uint64_t s) {
+    while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
+    return (~s) & 0xFFFF;
+}
+
 /* ---------------------------------------------------------------- packets */
 
 typedef struct {
