@@ -76,7 +76,9 @@ class NativeEngine(Engine):
             name: {n: i for n, i in reversed(list(zip(t.action_names, t.action_ids, strict=False)))}
             for name, t in program.tables.items()
         }
-        self._uses_time = "global_timestamp" in str(program.json.get("pipelines", ""))
+        # the clock is read once per batch, and only for a program that reads a timestamp anywhere
+        skip = ("header_types", "headers", "field_aliases")
+        self._uses_time = "global_timestamp" in str({k: v for k, v in program.json.items() if k not in skip})
 
     def _share_cells(self) -> None:
         st = self.state
