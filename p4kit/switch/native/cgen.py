@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p4kit.switch.codegen import MAX_ACTION_LOOPS, fixed_call
+from p4kit.switch.codegen import MAX_ACTION_LOOPS, MAX_PARSER_STATES, fixed_call
 from p4kit.switch.program import HeaderInst, Program, TableInfo
 
 RUNTIME_C = (Path(__file__).with_name("runtime.c")).read_text()
@@ -128,12 +128,20 @@ class CGen:
         self.calc_fns: dict[str, str] = {}
         self.side: list[str] = []  # functions written while another is being written
         self.arg_widths: dict[int, int] = {}
+        self.parser_loops = False
 
     # ------------------------------------------------------------------ checks
     def check_program(self) -> None:
         p, j = self.prog, self.prog.json
-        if p.stacks or p.unions or p.union_stacks:
-            raise Unsupported("header stacks or unions")
+        if p.unions or p.union_stacks:
+            raise Unsupported("header unions")
+        for st in p.stacks.values():
+            ids = st.header_ids
+            nf = len(st.htype.fields)
+            if ids != list(range(ids[0], ids[0] + len(ids))) or any(
+                nf and self.fidx[(h, 0)] != self.fidx[(ids[0], 0)] + k * nf for k, h in enumerate(ids)
+            ):
+                raise Unsupported(f"a header stack whose elements are not laid out in a row ({st.name})")
         if p.parse_vsets:
             raise Unsupported("parser value sets")
         if p.meters:
@@ -192,6 +200,31 @@ class CGen:
     def err_code(self, name: str) -> int:
         return int(self.prog.errors.get(name, 0))
 
+    def header_of(self, v: dict) -> HeaderInst:
+        """The header a reference names: a plain header, or a stack element at a constant index."""
+        v = _unwrap(v)
+        if v.get("type") == "header":
+            return self.hdr(v["value"])
+        if v.get("type") == "expression" and v["value"].get("op") == "dereference_header_stack":
+            e = v["value"]
+            st = self.prog.stacks[e["left"]["value"]]
+            idx = _unwrap(e["right"])
+            if idx.get("type") != "hexstr":
+                raise Unsupported("a header stack indexed at run time")
+            i = _hexint(idx["value"])
+            if not 0 <= i < len(st.header_ids):
+                raise Unsupported("a header stack index out of range")
+            return self.prog.headers[st.header_ids[i]]
+        raise Unsupported(f"a reference to a computed header {json.dumps(v)[:60]}")
+
+    def stack_last(self, name: str) -> tuple[str, str, Any]:
+        """(C expression of the element index, of its validity slot, the stack) for `stack.last`
+        as the Python engine reads it: element next - 1, the last one while nothing was extracted."""
+        st = self.prog.stacks[name]
+        n = len(st.header_ids)
+        i = f"(P->h.nx[{st.id}] ? P->h.nx[{st.id}] - 1 : {n - 1})"
+        return i, f"P->h.v[{st.header_ids[0]} + {i}]", st
+
     def field_ref(self, v: dict) -> tuple[str, int, bool]:
         """(C lvalue, width, is a validity bit) of a field reference."""
         v = _unwrap(v)
@@ -205,12 +238,18 @@ class CGen:
             if pos is None:
                 raise Unsupported(f"header '{hname}' has no field '{fname}'")
             return f"P->h.f[{self.fidx[(h.id, pos)]}]", h.htype.fields[pos].width, False
+        if t == "stack_field":
+            i, vslot, st = self.stack_last(v["value"][0])
+            fname = v["value"][1]
+            if fname in ("$valid$", "_valid"):
+                return vslot, 1, True
+            pos = st.htype.index[fname]
+            base = self.fidx[(st.header_ids[0], pos)]
+            nf = len(st.htype.fields)
+            return f"P->h.f[{base} + {nf} * {i}]", st.htype.fields[pos].width, False
         if t == "expression" and v["value"].get("op") == "access_field":
             e = v["value"]
-            left = _unwrap(e["left"])
-            if left.get("type") != "header":
-                raise Unsupported("a field of a computed header")
-            h = self.hdr(left["value"])
+            h = self.header_of(e["left"])
             pos = int(e["right"])
             return f"P->h.f[{self.fidx[(h.id, pos)]}]", h.htype.fields[pos].width, False
         raise Unsupported(f"cannot assign to {json.dumps(v)[:80]}")
@@ -221,7 +260,7 @@ class CGen:
             raise Unsupported("a missing expression")
         v = _unwrap(v)
         t, val = v.get("type"), v.get("value")
-        if t == "field":
+        if t in ("field", "stack_field"):
             code, w, _ = self.field_ref(v)
             return CExpr(f"(uint64_t){code}" if w == 1 and code.startswith("P->h.v") else code, w)
         if t == "hexstr":
@@ -252,7 +291,7 @@ class CGen:
         input is padded, so it must be the same here)."""
         v = _unwrap(v)
         t, val = v.get("type"), v.get("value")
-        if t == "field":
+        if t in ("field", "stack_field"):
             return self.field_ref(v)[1]
         if t == "hexstr":
             n = _hexint(val)
@@ -297,10 +336,15 @@ class CGen:
         op = e.get("op")
         left, right = e.get("left"), e.get("right")
         if op == "valid":
-            r = _unwrap(right)
-            if r.get("type") != "header":
-                raise Unsupported("validity of a computed header")
-            return CExpr(f"(uint64_t)P->h.v[{self.hdr(r['value']).id}]", 1)
+            return CExpr(f"(uint64_t)P->h.v[{self.header_of(right).id}]", 1)
+        if op == "access_field":
+            code, w, _ = self.field_ref({"type": "expression", "value": e})
+            return CExpr(code, w)
+        if op == "size_stack":  # the number of valid elements, as BMv2 counts them: next
+            return CExpr(f"(uint64_t)P->h.nx[{self.prog.stacks[right['value']].id}]", 32)
+        if op == "last_stack_index":
+            sid = self.prog.stacks[right["value"]].id
+            return CExpr(f"((uint64_t)P->h.nx[{sid}] - 1)", None, True)
         if op == "d2b":
             return CExpr(f"(uint64_t){self.cond(right)}", 1)
         if op == "b2d":
@@ -391,20 +435,21 @@ class CGen:
             cur, val = self.expr(ps[0]), self.expr(ps[1])
             self.store(ind, ps[0], self.binop("+" if op == "add_to_field" else "-", cur, val))
         elif op == "assign_header":
-            d, s = _unwrap(ps[0]), _unwrap(ps[1])
-            if d.get("type") != "header" or s.get("type") != "header":
-                raise Unsupported("a copy of a computed header")
-            hd, hs = self.hdr(d["value"]), self.hdr(s["value"])
+            hd, hs = self.header_of(ps[0]), self.header_of(ps[1])
             if len(hd.htype.fields) != len(hs.htype.fields):
                 raise Unsupported("a copy between headers of different types")
             for pos in range(len(hd.htype.fields)):
                 self.emit(ind, f"P->h.f[{self.fidx[(hd.id, pos)]}] = P->h.f[{self.fidx[(hs.id, pos)]}];")
             self.emit(ind, f"P->h.v[{hd.id}] = P->h.v[{hs.id}];")
         elif op in ("add_header", "remove_header"):
-            r = _unwrap(ps[0])
-            if r.get("type") != "header":
-                raise Unsupported("validity of a computed header")
-            self.emit(ind, f"P->h.v[{self.hdr(r['value']).id}] = {1 if op == 'add_header' else 0};")
+            self.emit(ind, f"P->h.v[{self.header_of(ps[0]).id}] = {1 if op == 'add_header' else 0};")
+        elif op in ("push", "pop"):
+            self.stack_shift(ind, self.prog.stacks[ps[0]["value"]], self.expr(ps[1]), op == "push")
+        elif op == "assign_header_stack":
+            d, src = self.prog.stacks[ps[0]["value"]], self.prog.stacks[ps[1]["value"]]
+            for a, b in zip(d.header_ids, src.header_ids, strict=False):
+                self.copy_header(ind, self.prog.headers[a], self.prog.headers[b])
+            self.emit(ind, f"P->h.nx[{d.id}] = P->h.nx[{src.id}];")
         elif op in ("mark_to_drop", "drop"):
             es, mg = self.smf("egress_spec"), self.smf("mcast_grp")
             if es is not None:
@@ -459,6 +504,44 @@ class CGen:
         else:
             raise Unsupported(f"primitive '{op}'")
 
+    def copy_header(self, ind: int, hd: HeaderInst, hs: HeaderInst) -> None:
+        nf = len(hd.htype.fields)
+        if nf:
+            self.emit(
+                ind, f"memmove(&P->h.f[{self.fidx[(hd.id, 0)]}], &P->h.f[{self.fidx[(hs.id, 0)]}], {nf * 8});"
+            )
+        self.emit(ind, f"P->h.v[{hd.id}] = P->h.v[{hs.id}];")
+
+    def stack_shift(self, ind: int, st: Any, n: CExpr, push: bool) -> None:
+        """push_front(n) / pop_front(n) as the Python engine does them: elements move by n (their
+        fields and validity), the ones left behind only turn invalid, and next moves within 0..size."""
+        if not n.exact:
+            raise Unsupported("a push or pop count not known to fit 64 bits")
+        size, nf = len(st.header_ids), len(st.htype.fields)
+        h0, f0 = st.header_ids[0], self.fidx[(st.header_ids[0], 0)] if nf else 0
+        k = self.tmp("n")
+        self.emit(ind, f"{{ uint64_t {k} = {n.code};")
+        if push:
+            self.emit(ind + 1, f"for (int i_ = {size - 1}; i_ >= 0; i_--) {{")
+            self.emit(ind + 2, f"if ((uint64_t)i_ >= {k}) {{")
+            src = f"i_ - (int){k}"
+        else:
+            self.emit(ind + 1, f"for (int i_ = 0; i_ < {size}; i_++) {{")
+            self.emit(ind + 2, f"if ({k} < {size} && (uint64_t)i_ + {k} < {size}) {{")
+            src = f"i_ + (int){k}"
+        if nf:
+            self.emit(
+                ind + 3, f"memmove(&P->h.f[{f0} + {nf} * i_], &P->h.f[{f0} + {nf} * ({src})], {nf * 8});"
+            )
+        self.emit(ind + 3, f"P->h.v[{h0} + i_] = P->h.v[{h0} + {src}];")
+        self.emit(ind + 2, f"}} else P->h.v[{h0} + i_] = 0;")
+        self.emit(ind + 1, "}")
+        nx = f"P->h.nx[{st.id}]"
+        if push:
+            self.emit(ind + 1, f"{nx} = {k} >= {size} - (uint64_t){nx} ? {size} : {nx} + (uint32_t){k}; }}")
+        else:
+            self.emit(ind + 1, f"{nx} = {k} >= (uint64_t){nx} ? 0 : {nx} - (uint32_t){k}; }}")
+
     # ------------------------------------------------------------------ actions
     def gen_actions(self) -> None:
         for a in self.prog.actions_by_id.values():
@@ -507,8 +590,10 @@ class CGen:
             self.emit(0, "}")
             return
         states = parser.get("parse_states", [])
-        if _has_cycle(states):
-            raise Unsupported("a parser with a loop")
+        # A parser with a loop counts its states as codegen.py does (after each state, the last
+        # one included): past MAX_PARSER_STATES the packet gets ParserTimeout, so none hangs the switch.
+        self.parser_loops = _has_cycle(states)
+        self.emit(1, "unsigned long visits = 0; (void)visits;")
         self.arg_widths = {}
         init = parser.get("init_state")
         self.emit(1, f"goto {self.state_label(init)};")
@@ -535,6 +620,13 @@ class CGen:
             raise Unsupported(f"unknown parser state '{name}'")
         return f"S_{idx.index(name)}"
 
+    def goto_state(self, nxt: str | None) -> str:
+        label = self.state_label(nxt)
+        if not self.parser_loops:
+            return f"goto {label};"
+        timeout = self.err_code("ParserTimeout")
+        return f"{{ if (++visits > {MAX_PARSER_STATES}) {{ err = {timeout}; goto S_error; }} goto {label}; }}"
+
     def perr(self, ind: int, code: int | str) -> None:
         self.emit(ind, f"{{ err = {code}; goto S_error; }}")
 
@@ -543,18 +635,32 @@ class CGen:
         ps = op.get("parameters", [])
         if kind == "extract":
             ref = ps[0]
-            if ref.get("type") != "regular":
+            if ref.get("type") == "stack":
+                st = self.prog.stacks[ref["value"]]
+                ht, h0 = st.htype, st.header_ids[0]
+                nf = len(ht.fields)
+                fbase = self.fidx[(h0, 0)] if nf else 0
+                i = self.tmp("x")
+                self.emit(ind, f"uint32_t {i} = P->h.nx[{st.id}];")
+                self.emit(ind, f"if ({i} >= {len(st.header_ids)})")
+                self.perr(ind + 1, self.err_code("StackOutOfBounds"))
+                slot, fslot = f"{h0} + {i}", lambda pos: f"{fbase} + {nf} * {i} + {pos}"
+            elif ref.get("type") == "regular":
+                h = self.hdr(ref["value"])
+                ht, st = h.htype, None
+                slot, fslot = str(h.id), lambda pos, h=h: str(self.fidx[(h.id, pos)])
+            else:
                 raise Unsupported(f"extract of a {ref.get('type')}")
-            h = self.hdr(ref["value"])
-            total = h.htype.total_width
-            nbytes = (total + 7) // 8
+            nbytes = (ht.total_width + 7) // 8
             self.emit(ind, f"if (e + {nbytes} > n)")
             self.perr(ind + 1, self.err_code("PacketTooShort"))
             bo = 0
-            for pos, f in enumerate(h.htype.fields):
-                self.emit(ind, f"P->h.f[{self.fidx[(h.id, pos)]}] = get_bits(d + e, {bo}, {f.width});")
+            for pos, f in enumerate(ht.fields):
+                self.emit(ind, f"P->h.f[{fslot(pos)}] = get_bits(d + e, {bo}, {f.width});")
                 bo += f.width
-            self.emit(ind, f"P->h.v[{h.id}] = 1;")
+            self.emit(ind, f"P->h.v[{slot}] = 1;")
+            if st is not None:
+                self.emit(ind, f"P->h.nx[{st.id}] = {i} + 1;")
             self.emit(ind, f"e += {nbytes};")
         elif kind == "set":
             self.store(ind, ps[0], self.expr(ps[1]))
@@ -574,12 +680,12 @@ class CGen:
     def transitions(self, ind: int, st: dict) -> None:
         trans = st.get("transitions", [])
         if not trans:
-            self.emit(ind, "goto S_accept;")
+            self.emit(ind, self.goto_state(None))
             return
         parts: list[tuple[str, int]] = []  # (C expression, byte-padded width)
         for kp in st.get("transition_key", []):
             t = kp.get("type")
-            if t == "field":
+            if t in ("field", "stack_field"):
                 code, w, _ = self.field_ref(kp)
                 parts.append((f"(uint64_t){code}", (w + 7) // 8 * 8))
             elif t == "expression":
@@ -600,7 +706,7 @@ class CGen:
             nxt = tr.get("next_state")
             ttype = tr.get("type", "hexstr" if tr.get("value") not in (None, "default") else "default")
             if tr.get("value") == "default" or ttype == "default":
-                self.emit(ind, f"goto {self.state_label(nxt)};")
+                self.emit(ind, self.goto_state(nxt))
                 return
             if ttype != "hexstr":
                 raise Unsupported(f"a transition of type {ttype}")
@@ -616,7 +722,7 @@ class CGen:
                 conds.append(
                     f"({k} & {_lit(pm)}) == {_lit(pv & pm)}" if pm != _mask(w) else f"{k} == {_lit(pv)}"
                 )
-            self.emit(ind, f"if ({' && '.join(conds) or '1'}) goto {self.state_label(nxt)};")
+            self.emit(ind, f"if ({' && '.join(conds) or '1'}) {self.goto_state(nxt)}")
         self.perr(ind, self.err_code("NoMatch"))
 
     # ------------------------------------------------------------------ checksums
@@ -869,6 +975,7 @@ class CGen:
             f"#define NTABLES {len(self.table_ids)}",
             f"#define NREGS {len(self.reg_ids)}",
             f"#define NCOUNTERS {len(self.ctr_ids)}",
+            f"#define NSTACKS {max((st.id for st in prog.stacks.values()), default=-1) + 1}",
             RUNTIME_C,
             "",
             "static inline uint64_t reg_get(const dp_t *D, int r, uint64_t i) {",

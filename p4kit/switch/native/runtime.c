@@ -81,6 +81,7 @@ static inline uint64_t csum_fold(uint64_t s) {
 typedef struct {
     uint64_t f[NFIELDS + 1];
     uint8_t v[NHEADERS + 1];
+    uint32_t nx[NSTACKS + 1]; /* each header stack's next index (how many were extracted or pushed) */
 } hdrs_t;
 
 typedef struct {

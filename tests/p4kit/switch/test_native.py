@@ -292,3 +292,60 @@ def test_checksums_over_the_payload_at_odd_offsets() -> None:
         ((port, out),) = nat.process_packet(1, data)
         assert port == 2
         assert int.from_bytes(out[3:5], "big") == csum16(data[:3] + data[5:])
+
+
+def test_header_stacks_match_the_python_data_plane() -> None:
+    """A parser loop that extracts labels into a stack until bos (StackOutOfBounds past three,
+    PacketTooShort on a cut packet), then actions that pop, push, write an element at a constant
+    index and count the stack: random packets through both data planes."""
+    from p4kit.switch.jsonbuild import HX, F, JsonBuilder, X, assign
+
+    sm = "standard_metadata"
+    b = JsonBuilder()
+    b.add_header("top", [("type", 8)])
+    b.header_type("label_t", [("label", 7), ("bos", 1)])
+    b.header_stack("labels", "label_t", 3)
+    b.add_header("info", [("err", 8), ("n", 8), ("last", 8)])
+    b.state(
+        "start",
+        [b.extract("top")],
+        key=[F("top", "type")],
+        transitions=[(1, None, "label"), ("default", None, None)],
+    )
+    b.state(
+        "label",
+        [b.extract_next("labels")],
+        key=[{"type": "stack_field", "value": ["labels", "bos"]}],
+        transitions=[(1, None, None), ("default", None, "label")],
+    )
+    b.deparse("info", "top", "labels[0]", "labels[1]", "labels[2]")
+    stack = {"type": "header_stack", "value": "labels"}
+    size = {"type": "expression", "value": {"op": "size_stack", "left": None, "right": stack}}
+    record = [
+        {"op": "add_header", "parameters": [{"type": "header", "value": "info"}]},
+        assign(F("info", "err"), F(sm, "parser_error")),
+        assign(F("info", "n"), size),
+        assign(F("info", "last"), {"type": "stack_field", "value": ["labels", "label"]}),
+        assign(F(sm, "egress_spec"), HX(1)),
+    ]
+    b.action("pop", [], [{"op": "pop", "parameters": [stack, HX(1)]}, *record])
+    b.action(
+        "push",
+        [],
+        [
+            {"op": "push", "parameters": [stack, HX(2)]},
+            {"op": "add_header", "parameters": [{"type": "header", "value": "labels[0]"}]},
+            assign(F("labels[0]", "label"), X("&", X("+", F("top", "type"), HX(3)), HX(0x7F))),
+            *record,
+        ],
+    )
+    t_pop, t_push = b.call("pop"), b.call("push")
+    b.conditional("c", X("d2b", None, F("labels[1]", "$valid$")), t_pop, t_push)
+    b.init("ingress", "c")
+    nat, py = _pair(b.build())
+    assert nat.native_active, nat.native_reason
+    rng = random.Random(11)
+    for _ in range(400):
+        n = rng.randrange(0, 6)
+        data = bytes([rng.choice((0, 1, 1, 1))] + [rng.randrange(256) for _ in range(n)])
+        _same(nat, py, 1, data)
