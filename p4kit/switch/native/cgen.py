@@ -68,6 +68,7 @@ class NativeProgram:
     tables: list[str]  # table id -> name
     registers: list[str]  # register index -> name
     counters: list[str]  # indirect counter index -> name
+    hashes: list[str] = field(default_factory=list)  # hash slot -> calculation name
     table_kinds: dict[str, int] = field(default_factory=dict)
 
 
@@ -126,6 +127,7 @@ class CGen:
         }
         self.ctr_names = [k for k, c in prog.counters.items() if not c.is_direct]
         self.calc_fns: dict[str, str] = {}
+        self.hash_ids: dict[str, int] = {}  # calculations by a hash (not csum16): their parameter slot
         self.side: list[str] = []  # functions written while another is being written
         self.arg_widths: dict[int, int] = {}
         self.parser_loops = False
@@ -499,6 +501,15 @@ class CGen:
                 ind + 1,
                 f"if ({iv} < (uint64_t)D->reg_n[{r}]) D->reg[{r}][{iv}] = ({v.code}) & {_lit(_mask(w))}; }}",
             )
+        elif op == "modify_field_with_hash_based_offset":
+            base, size = self.expr(ps[1]), self.expr(ps[3])
+            if not (base.exact and size.exact):
+                raise Unsupported("a hash's base or size not known to fit 64 bits")
+            fn = self.calc(ps[2]["value"])
+            h, sz = self.tmp("h"), self.tmp("s")
+            self.emit(ind, f"{{ uint64_t {h} = {fn}(D, P), {sz} = {size.code};")
+            self.store(ind + 1, ps[0], CExpr(f"({base.code} + ({sz} ? {h} % {sz} : {h}))", None))
+            self.emit(ind, "}")
         elif op in ("assert", "assume"):
             self.emit(ind, f"if (!{self.cond(ps[0])}) return {2 if op == 'assert' else 3};")
         else:
@@ -733,8 +744,26 @@ class CGen:
         c = self.prog.calculations.get(name)
         if c is None:
             raise Unsupported(f"unknown calculation '{name}'")
-        if c.get("algo", "crc32") not in ("csum16", "cksum16"):
-            raise Unsupported(f"hash algorithm {c.get('algo')}")
+        algo = c.get("algo", "crc32")
+        is_csum = algo in ("csum16", "cksum16")
+        if not is_csum and algo not in (
+            "crc16",
+            "crc16_custom",
+            "crc32",
+            "crc32_custom",
+            "crcCCITT",
+            "xor16",
+            "identity",
+        ):
+            raise Unsupported(f"hash algorithm {algo}")
+        if not is_csum:  # its parameters come from the switch's state (set_crc*_parameters)
+            self.hash_ids.setdefault(name, len(self.hash_ids))
+
+        def finish(bits: str) -> str:
+            if is_csum:
+                return f"csum16_bits(b, {bits})"
+            return f"hash_bytes(&D->hashes[{self.hash_ids[name]}], b, ({bits} + 7) >> 3)"
+
         fn = f"calc_{len(self.calc_fns)}"
         self.calc_fns[name] = fn
         saved, self.out = self.out, []
@@ -764,15 +793,15 @@ class CGen:
             else:
                 raise Unsupported(f"a calculation input of type {t}")
         nbytes = (sum(w for _, w, _ in parts) + 15) // 16 * 2 + 2
-        self.emit(0, f"static uint64_t {fn}(pkt_t *P) {{")
-        self.emit(1, f"uint8_t b[{nbytes}]; memset(b, 0, sizeof b);")
+        self.emit(0, f"static uint64_t {fn}(dp_t *D, pkt_t *P) {{")
+        self.emit(1, f"(void)D; uint8_t b[{nbytes}]; memset(b, 0, sizeof b);")
         # codegen.py skips the fields of invalid headers (as BMv2 does) unless an input is an
         # expression: then every field counts
         exprs = any(x.get("type") == "expression" for x in c.get("input", []))
         gated = not exprs and any(h is not None for _, _, h in parts)
         if any(x.get("type") == "payload" for x in c.get("input", [])):
-            if exprs:
-                raise Unsupported("a checksum over the payload with an expression among its inputs")
+            if exprs or not is_csum:
+                raise Unsupported("a calculation over the payload with an expression or by a hash")
             self.payload_calc(parts)
         elif gated:
             self.emit(1, "unsigned bo = 0;")
@@ -781,13 +810,13 @@ class CGen:
                     self.emit(1, f"put_bits(b, bo, {w}, {code}); bo += {w};")
                 else:
                     self.emit(1, f"if (P->h.v[{h}]) {{ put_bits(b, bo, {w}, {code}); bo += {w}; }}")
-            self.emit(1, "return csum16_bits(b, bo);")
+            self.emit(1, f"return {finish('bo')};")
         else:
             bo = 0
             for code, w, _ in parts:
                 self.emit(1, f"put_bits(b, {bo}, {w}, {code});")
                 bo += w
-            self.emit(1, f"(void)P; return csum16_bits(b, {bo});")
+            self.emit(1, f"(void)P; return {finish(str(bo))};")
         self.emit(0, "}")
         self.emit(0, "")
         self.side += self.out
@@ -842,9 +871,9 @@ class CGen:
         for fn, target, w, cond in verify:
             if ce is None:
                 continue
-            body_v.append(f"    if ({cond} && ({fn}(P) & {_lit(_mask(w))}) != {target}) {ce} = 1;")
+            body_v.append(f"    if ({cond} && ({fn}(D, P) & {_lit(_mask(w))}) != {target}) {ce} = 1;")
         for fn, target, w, cond in update:
-            body_u.append(f"    if ({cond}) {target} = {fn}(P) & {_lit(_mask(w))};")
+            body_u.append(f"    if ({cond}) {target} = {fn}(D, P) & {_lit(_mask(w))};")
         self.emit(0, "static void verify_checksums(dp_t *D, pkt_t *P) {")
         self.emit(1, "(void)D; (void)P;")
         self.out += body_v
@@ -976,6 +1005,7 @@ class CGen:
             f"#define NREGS {len(self.reg_ids)}",
             f"#define NCOUNTERS {len(self.ctr_ids)}",
             f"#define NSTACKS {max((st.id for st in prog.stacks.values()), default=-1) + 1}",
+            "#define NHASHES HASHES_PLACEHOLDER",
             RUNTIME_C,
             "",
             "static inline uint64_t reg_get(const dp_t *D, int r, uint64_t i) {",
@@ -996,6 +1026,7 @@ class CGen:
         self.gen_deparser()
         self.gen_run()
         self.gen_module(modname)
+        head = [ln.replace("HASHES_PLACEHOLDER", str(len(self.hash_ids))) for ln in head]
         src = "\n".join(head + self.side + self.out) + "\n"
         kinds = {}
         for name, t in prog.tables.items():
@@ -1006,6 +1037,7 @@ class CGen:
             tables=list(self.table_ids),
             registers=list(self.reg_ids),
             counters=self.ctr_names,
+            hashes=list(self.hash_ids),
             table_kinds=kinds,
         )
 
@@ -1199,6 +1231,7 @@ static PyMethodDef dp_methods[] = {
     {"set_groups", (PyCFunction)py_set_groups, METH_O, "replace the multicast groups"},
     {"bind_arrays", (PyCFunction)(void (*)(void))py_bind_arrays, METH_FASTCALL, "register and counter cells"},
     {"configure", (PyCFunction)(void (*)(void))py_configure, METH_FASTCALL, "drop port, egress_spec init"},
+    {"set_hash", (PyCFunction)(void (*)(void))py_set_hash, METH_FASTCALL, "a hash calculation's parameters"},
     {NULL, NULL, 0, NULL},
 };
 

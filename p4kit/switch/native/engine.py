@@ -19,6 +19,7 @@ import array
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from p4kit.switch import hashes
 from p4kit.switch.engine import Engine
 from p4kit.switch.native import build, cgen
 from p4kit.switch.program import Program
@@ -166,6 +167,8 @@ class NativeEngine(Engine):
                     items.append((tuple(flat[0 : 2 * n : 2]), tuple(flat[1 : 2 * n : 2]), *ent(row[-1])))
             dp.set_table(tid, dflt, items)
         dp.set_groups(self.state.pre.replicas_cache)
+        for slot, name in enumerate(self.native.hashes):
+            dp.set_hash(slot, *_hash_params(self.state.hash_fns[name]))
         self._stale = False
 
     # -------------------------------------------------------------- packets
@@ -219,3 +222,14 @@ class NativeEngine(Engine):
             what = {2: "assert failed", 3: "assume failed", 4: "loop in an action did not terminate"}
             return f"{what.get(value, 'assert failed')} (simple_switch would stop)"
         return f"dropped by the native data plane (code {code})"
+
+
+def _hash_params(fn: Any) -> tuple:
+    """(kind, width, refin, refout, init, xorout, table) of one of hashes.py's algorithms."""
+    if isinstance(fn, hashes.Crc):
+        p = fn.p
+        return 1, p.width, int(p.reflect_in), int(p.reflect_out), p.init, p.xor_out, fn.table
+    kind = {hashes.identity: 2, hashes.xor16: 3, hashes.csum16: 4}.get(fn)
+    if kind is None:
+        raise ValueError(f"the native data plane has no hash like {fn!r}")
+    return kind, 16, 0, 0, 0, 0, ()

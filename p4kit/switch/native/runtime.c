@@ -142,6 +142,14 @@ typedef struct {
     uint32_t *port, *rid;
 } mgrp_t;
 
+/* A hash calculation as hashes.py computes it: kind 1 a table-driven CRC (its Rocksoft parameters),
+   2 identity (the first 8 bytes), 3 xor16, 4 csum16. */
+typedef struct {
+    int kind, width, refin, refout;
+    uint64_t init, xorout, mask;
+    uint64_t table[256];
+} hashp_t;
+
 /* One switch's data plane: a generated module serves every switch that runs its program, so all
    run-time state lives here, never in statics. */
 typedef struct {
@@ -155,6 +163,7 @@ typedef struct {
     Py_buffer ctp_buf[NCOUNTERS + 1], ctb_buf[NCOUNTERS + 1];
     mgrp_t *mgrps; /* indexed by group id */
     uint32_t nmgrps;
+    hashp_t hashes[NHASHES + 1];
     uint64_t drop_port;
     hdrs_t init;   /* a new packet's headers: metadata valid, egress_spec as configured */
 } dp_t;
@@ -575,4 +584,90 @@ static void dp_dealloc(PyObject *self) {
     }
     mgrps_clear(D);
     Py_TYPE(self)->tp_free(self);
+}
+
+static uint64_t reflect_bits(uint64_t v, int w) {
+    uint64_t r = 0;
+    for (int i = 0; i < w; i++) {
+        r = (r << 1) | (v & 1);
+        v >>= 1;
+    }
+    return r;
+}
+
+static uint64_t hash_bytes(const hashp_t *h, const uint8_t *p, size_t n) {
+    switch (h->kind) {
+    case 1: {
+        uint64_t crc;
+        if (h->refin) {
+            crc = reflect_bits(h->init, h->width);
+            for (size_t i = 0; i < n; i++) crc = (crc >> 8) ^ h->table[(crc ^ p[i]) & 0xFF];
+            if (!h->refout) crc = reflect_bits(crc, h->width);
+        } else {
+            int sh = h->width - 8;
+            crc = h->init;
+            for (size_t i = 0; i < n; i++) crc = ((crc << 8) & h->mask) ^ h->table[((crc >> sh) ^ p[i]) & 0xFF];
+            if (h->refout) crc = reflect_bits(crc, h->width);
+        }
+        return (crc ^ h->xorout) & h->mask;
+    }
+    case 2: {
+        uint64_t v = 0;
+        for (size_t i = 0; i < n && i < 8; i++) v = (v << 8) | p[i];
+        return v;
+    }
+    case 3: {
+        uint64_t v = 0;
+        for (size_t i = 0; i < n; i += 2) v ^= ((uint64_t)p[i] << 8) | (i + 1 < n ? p[i + 1] : 0);
+        return v;
+    }
+    case 4:
+        return csum16_bits(p, (unsigned)(n * 8));
+    default:
+        return 0;
+    }
+}
+
+/* set_hash(slot, kind, width, refin, refout, init, xorout, table: 256 ints or ()) */
+static PyObject *py_set_hash(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
+    dp_t *D = (dp_t *)self;
+    if (argc != 8) {
+        PyErr_SetString(PyExc_TypeError, "set_hash(slot, kind, width, refin, refout, init, xorout, table)");
+        return NULL;
+    }
+    long slot = PyLong_AsLong(argv[0]);
+    if (slot < 0 || slot >= NHASHES) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "no such hash slot");
+        return NULL;
+    }
+    hashp_t *h = &D->hashes[slot];
+    uint64_t v[6];
+    for (int i = 0; i < 6; i++)
+        if (u64_of(argv[1 + i], &v[i]) < 0) return NULL;
+    if (v[1] < 8 || v[1] > 64) {
+        PyErr_SetString(PyExc_ValueError, "a CRC's width must be 8..64 bits");
+        return NULL;
+    }
+    h->kind = (int)v[0];
+    h->width = (int)v[1];
+    h->refin = (int)v[2];
+    h->refout = (int)v[3];
+    h->init = v[4];
+    h->xorout = v[5];
+    h->mask = mask_w((unsigned)h->width);
+    PyObject *seq = PySequence_Fast(argv[7], "table must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (h->kind == 1 && n != 256) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "a CRC table has 256 entries");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n && i < 256; i++)
+        if (u64_of(PySequence_Fast_GET_ITEM(seq, i), &h->table[i]) < 0) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
 }

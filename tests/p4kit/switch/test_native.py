@@ -22,6 +22,7 @@ import pytest
 from p4kit.compiler.diagnostics import CompileError
 from p4kit.compiler.driver import compile_file
 from p4kit.switch.errors import SwitchError
+from p4kit.switch.jsonbuild import assign
 from p4kit.switch.native import Cells, plan
 from p4kit.switch.program import load_program
 from p4kit.switch.runtime import Switch
@@ -349,3 +350,52 @@ def test_header_stacks_match_the_python_data_plane() -> None:
         n = rng.randrange(0, 6)
         data = bytes([rng.choice((0, 1, 1, 1))] + [rng.randrange(256) for _ in range(n)])
         _same(nat, py, 1, data)
+
+
+@pytest.mark.parametrize(
+    "algo", ["crc16", "crc32", "crcCCITT", "crc16_custom", "crc32_custom", "identity", "xor16"]
+)
+def test_hashes_match_the_python_data_plane_and_follow_new_crc_parameters(algo: str) -> None:
+    """hash() as p4c lowers it (modify_field_with_hash_based_offset) over a 3-byte field and a
+    1-byte one, base 5 and size 1000, on random packets; a custom CRC again after
+    set_crc_parameters (CRC-16/CCITT-FALSE, CRC-32C), which the native data plane must pick up."""
+    from p4kit.switch.jsonbuild import HX, F, JsonBuilder
+
+    b = JsonBuilder()
+    b.add_header("a", [("x", 24), ("y", 8), ("h", 32)])
+    b.state("start", [b.extract("a")])
+    b.deparse("a")
+    b.calculation("c", algo, [F("a", "x"), F("a", "y")])
+    b.action(
+        "hash",
+        [],
+        [
+            {
+                "op": "modify_field_with_hash_based_offset",
+                "parameters": [F("a", "h"), HX(5), {"type": "calculation", "value": "c"}, HX(1000)],
+            },
+            assign(F("standard_metadata", "egress_spec"), HX(1)),
+        ],
+    )
+    b.init("ingress", b.call("hash"))
+    nat, py = _pair(b.build())
+    assert nat.native_active, nat.native_reason
+    rng = random.Random(algo)
+    packets = [bytes(rng.randrange(256) for _ in range(8)) for _ in range(64)]
+    before = []
+    for data in packets:
+        _same(nat, py, 1, data)
+        before.append(nat.process_packet(1, data))
+    if algo.endswith("_custom"):
+        params = (
+            (0x1021, 0xFFFF, 0, False, False)
+            if algo == "crc16_custom"
+            else (0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, True, True)
+        )
+        for sw in (nat, py):
+            sw.set_crc_parameters("c", *params)
+        after = []
+        for data in packets:
+            _same(nat, py, 1, data)
+            after.append(nat.process_packet(1, data))
+        assert after != before
