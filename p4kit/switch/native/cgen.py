@@ -60,6 +60,16 @@ class CExpr:
 
 
 @dataclass
+class HRef:
+    """A header as C lvalues: its validity byte and its fields (a stack element at a run-time index
+    is addressed from the stack's first element)."""
+
+    valid: str
+    fields: list[str]
+    htype: Any
+
+
+@dataclass
 class NativeProgram:
     """What the Python side needs besides the C source: the numbering the source uses."""
 
@@ -131,6 +141,8 @@ class CGen:
         self.side: list[str] = []  # functions written while another is being written
         self.arg_widths: dict[int, int] = {}
         self.parser_loops = False
+        self.guards: list[list[str]] = []  # run-time stack indices' range checks, innermost last
+        self.pre: list[str] = []  # their index temporaries, emitted before the guarded code
 
     # ------------------------------------------------------------------ checks
     def check_program(self) -> None:
@@ -202,22 +214,80 @@ class CGen:
     def err_code(self, name: str) -> int:
         return int(self.prog.errors.get(name, 0))
 
-    def header_of(self, v: dict) -> HeaderInst:
-        """The header a reference names: a plain header, or a stack element at a constant index."""
+    def header_of(self, v: dict) -> HRef:
+        """The header a reference names: a plain header, a stack element at a constant index, or
+        one at a run-time index. The last is allowed where an index out of range has the Python
+        engine's meaning (`guarded`): the whole primitive is skipped, a condition is false."""
         v = _unwrap(v)
         if v.get("type") == "header":
-            return self.hdr(v["value"])
+            return self.href(self.hdr(v["value"]))
         if v.get("type") == "expression" and v["value"].get("op") == "dereference_header_stack":
             e = v["value"]
             st = self.prog.stacks[e["left"]["value"]]
             idx = _unwrap(e["right"])
-            if idx.get("type") != "hexstr":
-                raise Unsupported("a header stack indexed at run time")
-            i = _hexint(idx["value"])
-            if not 0 <= i < len(st.header_ids):
-                raise Unsupported("a header stack index out of range")
-            return self.prog.headers[st.header_ids[i]]
+            if idx.get("type") == "hexstr":
+                i = _hexint(idx["value"])
+                if not 0 <= i < len(st.header_ids):
+                    raise Unsupported("a header stack index out of range")
+                return self.href(self.prog.headers[st.header_ids[i]])
+            if not self.guards:
+                raise Unsupported("a header stack indexed at run time outside an action or a condition")
+            x = self.expr(idx)
+            if not x.exact:
+                raise Unsupported("a header stack index not known to fit 64 bits")
+            ix = self.tmp("ix")
+            self.pre.append(f"uint64_t {ix} = {x.code};")
+            self.guards[-1].append(f"{ix} < {len(st.header_ids)}")
+            nf, h0 = len(st.htype.fields), st.header_ids[0]
+            f0 = self.fidx[(h0, 0)] if nf else 0
+            return HRef(
+                f"P->h.v[{h0} + {ix}]", [f"P->h.f[{f0} + {nf} * {ix} + {k}]" for k in range(nf)], st.htype
+            )
         raise Unsupported(f"a reference to a computed header {json.dumps(v)[:60]}")
+
+    def href(self, h: HeaderInst) -> HRef:
+        return HRef(
+            f"P->h.v[{h.id}]",
+            [f"P->h.f[{self.fidx[(h.id, k)]}]" for k in range(len(h.htype.fields))],
+            h.htype,
+        )
+
+    def guarded(self, ind: int, emit_body: Any) -> None:
+        """Run `emit_body(ind)`; if it indexed a stack at run time, its index temporaries come first
+        and the body runs only when every index is in range (the Python engine skips the primitive)."""
+        saved_out, saved_pre = self.out, self.pre
+        self.out, self.pre = [], []
+        self.guards.append([])
+        try:
+            emit_body(ind + 1)
+            body, pre, guards = self.out, self.pre, self.guards[-1]
+        finally:
+            self.guards.pop()
+            self.out, self.pre = saved_out, saved_pre
+        if not guards:
+            self.out += [ln[4:] for ln in body]
+            return
+        self.emit(ind, "{")
+        for ln in pre:
+            self.emit(ind + 1, ln)
+        self.emit(ind + 1, f"if ({' && '.join(guards)}) {{")
+        self.out += ["    " + ln for ln in body]
+        self.emit(ind + 1, "}")
+        self.emit(ind, "}")
+
+    def guarded_cond(self, v: Any) -> tuple[list[str], str]:
+        """(index temporaries, C condition) of v, false when a run-time stack index in it is out of
+        range (as the Python engine's _oob_cond)."""
+        saved_pre = self.pre
+        self.pre = []
+        self.guards.append([])
+        try:
+            c = self.cond(v)
+            pre, guards = self.pre, self.guards[-1]
+        finally:
+            self.guards.pop()
+            self.pre = saved_pre
+        return pre, (f"({' && '.join(guards)} && {c})" if guards else c)
 
     def stack_last(self, name: str) -> tuple[str, str, Any]:
         """(C expression of the element index, of its validity slot, the stack) for `stack.last`
@@ -253,7 +323,7 @@ class CGen:
             e = v["value"]
             h = self.header_of(e["left"])
             pos = int(e["right"])
-            return f"P->h.f[{self.fidx[(h.id, pos)]}]", h.htype.fields[pos].width, False
+            return h.fields[pos], h.htype.fields[pos].width, False
         raise Unsupported(f"cannot assign to {json.dumps(v)[:80]}")
 
     # ------------------------------------------------------------------ expressions
@@ -338,7 +408,7 @@ class CGen:
         op = e.get("op")
         left, right = e.get("left"), e.get("right")
         if op == "valid":
-            return CExpr(f"(uint64_t)P->h.v[{self.header_of(right).id}]", 1)
+            return CExpr(f"(uint64_t){self.header_of(right).valid}", 1)
         if op == "access_field":
             code, w, _ = self.field_ref({"type": "expression", "value": e})
             return CExpr(code, w)
@@ -357,7 +427,8 @@ class CGen:
             a, b = self.cond(left), self.cond(right)
             return CExpr(f"(uint64_t)({a} {'&&' if op == 'and' else '||'} {b})", 1)
         if op == "?":
-            c = self.cond(e["cond"])
+            pre, c = self.guarded_cond(e["cond"]) if self.guards else ([], self.cond(e["cond"]))
+            self.pre += pre
             a, b = self.expr(left), self.expr(right)
             bits = None if a.bits is None or b.bits is None else max(a.bits, b.bits)
             return CExpr(f"({c} ? {a.code} : {b.code})", bits, a.neg or b.neg)
@@ -438,13 +509,13 @@ class CGen:
             self.store(ind, ps[0], self.binop("+" if op == "add_to_field" else "-", cur, val))
         elif op == "assign_header":
             hd, hs = self.header_of(ps[0]), self.header_of(ps[1])
-            if len(hd.htype.fields) != len(hs.htype.fields):
+            if len(hd.fields) != len(hs.fields):
                 raise Unsupported("a copy between headers of different types")
-            for pos in range(len(hd.htype.fields)):
-                self.emit(ind, f"P->h.f[{self.fidx[(hd.id, pos)]}] = P->h.f[{self.fidx[(hs.id, pos)]}];")
-            self.emit(ind, f"P->h.v[{hd.id}] = P->h.v[{hs.id}];")
+            for a, b in zip(hd.fields, hs.fields, strict=True):
+                self.emit(ind, f"{a} = {b};")
+            self.emit(ind, f"{hd.valid} = {hs.valid};")
         elif op in ("add_header", "remove_header"):
-            self.emit(ind, f"P->h.v[{self.header_of(ps[0]).id}] = {1 if op == 'add_header' else 0};")
+            self.emit(ind, f"{self.header_of(ps[0]).valid} = {1 if op == 'add_header' else 0};")
         elif op in ("push", "pop"):
             self.stack_shift(ind, self.prog.stacks[ps[0]["value"]], self.expr(ps[1]), op == "push")
         elif op == "assign_header_stack":
@@ -564,7 +635,7 @@ class CGen:
                 self.jumping_body(a.primitives)
             else:
                 for p in a.primitives:
-                    self.primitive(1, p)
+                    self.guarded(1, lambda i, p=p: self.primitive(i, p))
             self.emit(1, "return 0;")
             self.emit(0, "}")
             self.emit(0, "")
@@ -578,14 +649,18 @@ class CGen:
             self.emit(0, f"L{k}:;")
             op = p.get("op")
             if op not in ("_jump", "_jump_if_zero"):
-                self.primitive(1, p)
+                self.guarded(1, lambda i, p=p: self.primitive(i, p))
                 continue
             target = _hexint(p["parameters"][-1]["value"])
             if not 0 <= target <= len(prims):
                 raise Unsupported(f"a jump to {target} in an action of {len(prims)} primitives")
-            cond = f"!{self.cond(p['parameters'][0])}" if op == "_jump_if_zero" else "1"
+            pre, c = self.guarded_cond(p["parameters"][0]) if op == "_jump_if_zero" else ([], "0")
             bound = f" if (++loops_ > {MAX_ACTION_LOOPS}) return 4;" if target <= k else ""
-            self.emit(1, f"if ({cond}) {{{bound} goto L{target}; }}")
+            self.emit(1, "{")
+            for ln in pre:
+                self.emit(2, ln)
+            self.emit(2, f"if (!{c}) {{{bound} goto L{target}; }}")
+            self.emit(1, "}")
         self.emit(0, f"L{len(prims)}:;")
 
     # ------------------------------------------------------------------ parser
@@ -958,7 +1033,12 @@ class CGen:
             self.emit(1, "}")
         for cname, c in conds.items():
             self.emit(0, f"{labels[cname]}: /* {cname} */")
-            self.emit(1, f"if ({self.cond(c['expression'])}) {goto(c.get('true_next'))}")
+            pre, cc = self.guarded_cond(c["expression"])
+            self.emit(1, "{")
+            for ln in pre:
+                self.emit(2, ln)
+            self.emit(2, f"if ({cc}) {goto(c.get('true_next'))}")
+            self.emit(1, "}")
             self.emit(1, goto(c.get("false_next")))
         self.emit(0, "}")
         self.emit(0, "")
