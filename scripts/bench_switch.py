@@ -421,7 +421,14 @@ def bench_inc_inprocess(packets: int, rev: str | None = None, batch: int = 32) -
     single = bench.run(bench.frames(packets, first_chunk=1000))
     batched = bench.run_batched(bench.frames(packets, first_chunk=1000 + packets), batch)
     kinds = bench.run_by_kind(bench.frames(packets, first_chunk=1000 + 2 * packets))
-    return {"program": label, "protocol": bench.version, **single, "batched": batched, "by_kind": kinds}
+    return {
+        "program": label,
+        "protocol": bench.version,
+        "data_plane": "native" if bench.sw.native_active else f"python ({bench.sw.native_reason})",
+        **single,
+        "batched": batched,
+        "by_kind": kinds,
+    }
 
 
 # ============================================================================ veth topology
@@ -773,8 +780,16 @@ def main() -> int:
         help="the program between the veths: the basic LPM one (default) or the tutorials-style router "
         "that verifies and updates the IPv4 checksum (tests/p4kit/switch/flowcache_router.p4)",
     )
+    ap.add_argument(
+        "--no-native",
+        action="store_true",
+        help="measure the Python data plane (the switch processes get P4KIT_NATIVE=0, as with "
+        "p4kit-switch --no-native): the baseline the native data plane's figures compare with",
+    )
     args = ap.parse_args()
     args.traffic = args.traffic or list(TRAFFIC)
+    if args.no_native:
+        os.environ["P4KIT_NATIVE"] = "0"  # in-process switches and the p4kit-switch processes alike
     bmv2, p4info = compile_program()
     result: dict[str, object] = {
         "inprocess_pps": round(bench_inprocess(bmv2, args.packets)),
@@ -806,6 +821,7 @@ def main() -> int:
         result[f"{key}_batched_pps"] = round(inc["batched"]["cpu_pps"])
         result[f"{key}_batched_cpu_us_per_pkt"] = round(inc["batched"]["cpu_us"], 2)
         result[f"{key}_cpu_us_by_kind"] = inc["by_kind"]
+        result[f"{key}_data_plane"] = inc["data_plane"]
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
         if args.veth_program == "router":
