@@ -8,13 +8,15 @@ checksum and the deparser, with the same semantics as codegen.py (which is the r
 run both on the same packets and compare every output and every register).
 
 What it covers is what the common programs use; anything else raises ``Unsupported`` with the
-reason, and the switch keeps the Python data plane for that program (``native.why_not``):
-- headers and metadata with fields of at most 64 bits, unsigned (no stacks, unions, varbits);
-- an acyclic parser of extracts, sets and verifies, selecting on fields and expressions;
+reason, and the switch keeps the Python data plane for that program (``native.plan``; the list is
+docs/switch.md's, "The native data plane"):
+- headers and metadata with unsigned fields of at most 64 bits (no unions, varbits);
+- header stacks, indexed at run time only in actions and conditions (``guarded``);
+- a parser of extracts, sets and verifies, selecting on fields and expressions, loops bounded;
 - exact, lpm, ternary, range, optional and valid keys, direct counters, const default actions;
-- assignments, header validity and copies, register reads and writes, counters, drops, exit,
-  assert/assume;
-- csum16 checksums (verify and update) over fields and constants.
+- assignments, header validity and copies, registers, counters, drops, exit, assert/assume,
+  actions with jumps, hash();
+- csum16 checksums over fields and the payload, CRC and the other hashes.py checksums.
 
 Expressions are evaluated on 64-bit unsigned integers. That is exact for +, -, *, <<, &, |, ^, ~
 (they commute with reduction mod 2**64, so any later mask gives BMv2's arbitrary-precision result),
