@@ -32,8 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p4kit.switch.codegen import MAX_ACTION_LOOPS, MAX_PARSER_STATES, fixed_call
+from p4kit.switch.codegen import (
+    MAX_ACTION_LOOPS,
+    MAX_PARSER_STATES,
+    CodeGen,
+    _has_cycle,
+    _hexint,
+    _mask,
+    fixed_call,
+)
 from p4kit.switch.program import HeaderInst, Program, TableInfo
+from p4kit.switch.tables import TableState
 
 RUNTIME_C = (Path(__file__).with_name("runtime.c")).read_text()
 
@@ -84,35 +93,11 @@ class NativeProgram:
     table_kinds: dict[str, int] = field(default_factory=dict)
 
 
-def _hexint(v: Any) -> int:
-    if isinstance(v, int):
-        return v
-    s = str(v)
-    neg = s.startswith("-")
-    if neg:
-        s = s[1:]
-    n = int(s, 16) if s.lower().startswith("0x") else int(s)
-    return -n if neg else n
-
-
-def _mask(w: int) -> int:
-    return (1 << w) - 1
+_unwrap = CodeGen.unwrap  # p4c wraps some expressions twice: one reading of that for both generators
 
 
 def _lit(n: int) -> str:
     return f"UINT64_C({n & _mask(64)})"
-
-
-def _unwrap(v: dict) -> dict:
-    while (
-        isinstance(v, dict)
-        and v.get("type") == "expression"
-        and isinstance(v.get("value"), dict)
-        and "op" not in v["value"]
-        and "type" in v["value"]
-    ):
-        v = v["value"]
-    return v
 
 
 class CGen:
@@ -1238,38 +1223,14 @@ class CGen:
 
 
 def _table_kind(t: TableInfo) -> int:
-    kinds = {k.match_type for k in t.keys}
-    if not t.keys:
-        return 0
-    if kinds <= {"exact", "valid"}:
-        return 1
-    if kinds <= {"exact", "valid", "lpm"} and sum(k.match_type == "lpm" for k in t.keys) == 1:
-        return 2
-    return 3
+    """The C lookup of the table: the kind of the Python structure set_table is handed (tables.py)."""
+    return {"none": 0, "exact": 1, "lpm": 2, "list": 3}[TableState(t).kind]
 
 
 def _const(code: str) -> int | None:
     if code.startswith("UINT64_C(") and code.endswith(")"):
         return int(code[9:-1])
     return None
-
-
-def _has_cycle(states: list[dict]) -> bool:
-    graph = {s["name"]: [t.get("next_state") for t in s.get("transitions", [])] for s in states}
-    seen: dict[str, int] = {}
-
-    def visit(n: str) -> bool:
-        if seen.get(n) == 1:
-            return True
-        if seen.get(n) == 2 or n not in graph:
-            return False
-        seen[n] = 1
-        if any(visit(m) for m in graph[n] if m):
-            return True
-        seen[n] = 2
-        return False
-
-    return any(visit(n) for n in graph)
 
 
 _MODULE_TAIL = r"""
