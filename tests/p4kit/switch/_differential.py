@@ -11,9 +11,27 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from p4kit.compiler.diagnostics import CompileError
+from p4kit.compiler.driver import compile_file
 from p4kit.stf.parser import PacketDirective, parse_stf
 from p4kit.stf.runner import StfRunner
 from p4kit.switch.runtime import Switch
+
+ROOT = Path(__file__).resolve().parents[3]
+PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
+CASES = sorted(p for p in PROGRAMS.glob("*.p4") if p.with_suffix(".stf").exists())  # programs with an STF
+LPM = PROGRAMS / "table_lpm_forward.p4"
+
+
+def compile_or_skip(src: Path) -> dict:
+    """The program's BMv2 JSON; a program that tests a compile error has no packets to run."""
+    try:
+        return compile_file(src, include_dirs=[str(src.parent)]).bmv2
+    except CompileError as exc:
+        pytest.skip(f"does not compile: {exc}")
+
 
 Variants = Callable[[int, bytes], list[tuple[int, bytes]]]
 Same = Callable[[Switch, Switch, int, bytes], None]

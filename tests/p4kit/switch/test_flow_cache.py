@@ -22,26 +22,14 @@ from p4kit.switch import flowcache
 from p4kit.switch.cli_args import UsageError, parse_args
 from p4kit.switch.errors import SwitchError
 from p4kit.switch.runtime import Switch
-from tests.p4kit.switch._differential import run_on_both
+from tests.p4kit.switch._differential import CASES, LPM, ROOT, run_on_both
+from tests.p4kit.switch._differential import compile_or_skip as _compile
 
 
 @pytest.fixture(autouse=True)
 def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python data plane's own machinery: the native one stays off."""
     monkeypatch.setenv("P4KIT_NATIVE", "0")
-
-
-ROOT = Path(__file__).resolve().parents[3]
-PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
-CASES = sorted(p for p in PROGRAMS.glob("*.p4") if p.with_suffix(".stf").exists())
-LPM = PROGRAMS / "table_lpm_forward.p4"
-
-
-def _compile(src: Path) -> dict:
-    try:
-        return compile_file(src, include_dirs=[str(src.parent)]).bmv2
-    except CompileError as exc:  # a program that tests a compile error has no packets to run
-        pytest.skip(f"does not compile: {exc}")
 
 
 def _pair(bmv2: dict, insert_inv_prob: int = 1) -> tuple[Switch, Switch]:

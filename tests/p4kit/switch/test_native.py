@@ -26,19 +26,8 @@ from p4kit.switch.jsonbuild import assign
 from p4kit.switch.native import Cells, plan
 from p4kit.switch.program import load_program
 from p4kit.switch.runtime import Switch
-from tests.p4kit.switch._differential import run_on_both, state
-
-ROOT = Path(__file__).resolve().parents[3]
-PROGRAMS = ROOT / "tests" / "p4kit" / "programs"
-CASES = sorted(p for p in PROGRAMS.glob("*.p4") if p.with_suffix(".stf").exists())
-LPM = PROGRAMS / "table_lpm_forward.p4"
-
-
-def _compile(src: Path) -> dict:
-    try:
-        return compile_file(src, include_dirs=[str(src.parent)]).bmv2
-    except CompileError as exc:  # a program that tests a compile error has no packets to run
-        pytest.skip(f"does not compile: {exc}")
+from tests.p4kit.switch._differential import CASES, LPM, ROOT, run_on_both, state
+from tests.p4kit.switch._differential import compile_or_skip as _compile
 
 
 def _pair(bmv2: dict) -> tuple[Switch, Switch]:
