@@ -103,6 +103,8 @@ def _main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # an internal error: report it on one line, not as a traceback
         print(f"p4kit-stf: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    for why in result.unsent:
+        print(f"note: {why}")
     for port, pkt in result.ignored:
         if args.verbose:
             print(f"note: ignored packet on port {port}: {pkt.hex().upper()}")

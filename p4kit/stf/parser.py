@@ -4,6 +4,10 @@ Why a hand-written line parser: STF is line oriented -- each line is one command
 comment, and the first word selects the command (case-insensitive, as p4c's lexer does). Packet data
 may be split by spaces and may hold `*` (don't-care nibbles) and a final `$` (exact length) in
 `expect`. Every directive keeps its line number so the runner can point at the offending line.
+
+Packet data is kept as written, an odd number of digits included: whether such a `packet` is sent is
+the runner's decision (p4c's sends nothing), and `expect` data of any length is compared digit by
+digit.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ class Directive:
 @dataclass
 class PacketDirective(Directive):
     port: int = 0
-    data: str = ""  # hex digits (and, for expect, '*' and a final '$'); "" for `expect PORT`
+    data: str = ""  # hex digits as written (for expect also '*' and a final '$'); "" for `expect PORT`
 
 
 @dataclass
@@ -120,10 +124,6 @@ def _packet(lineno: int, cmd: str, rest: str) -> PacketDirective:
     data = "".join(data.split())
     if cmd == "packet" and not re.fullmatch(r"[0-9a-fA-F]*", data):
         raise StfSyntaxError(lineno, f"packet: invalid packet data '{data}'")
-    if cmd == "packet" and len(data) % 2:
-        # p4c's STF runners read hex two digits at a time, so a lone last digit is a byte of its own
-        # (some of p4c's own tests rely on it): "20 0" is 0x20 0x00.
-        data = data[:-1] + "0" + data[-1]
     if cmd == "expect" and not _HEXDATA.match(data):
         raise StfSyntaxError(lineno, f"expect: invalid packet data '{data}'")
     return PacketDirective(lineno, cmd, rest.split(), port=int(port_s), data=data)
