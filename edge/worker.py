@@ -145,6 +145,7 @@ class TransferStats:
     early_retransmissions: int = 0  # of the retransmissions: sent because a later chunk's result came first
     repeat_retransmissions: int = 0  # of the retransmissions: a chunk's second or later one (a lost repair)
     tail_probes: int = 0  # of the retransmissions: the newest chunk, sent again once the results paused
+    blind_timeouts: int = 0  # of the retransmissions: timeouts before any result of the call came
     seconds: float = 0.0
     srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
     base_rtt_ms: float = 0.0
@@ -426,6 +427,14 @@ class PathTiming:
             control.on_result(now, 8.0 * frame_bytes, rtt)
             self.window.cwnd = min(float(self.window.limit), max(64.0, control.window(frame_bytes)))
 
+    def propagation(self) -> float:
+        """The path's RTT without a queue: the smallest clean RTT, but never above the tree's slowest path
+        (the job says it). On nine sites the first window fills the switches' receive rings before the
+        first result is back, so even the smallest RTT measured is mostly queue (0.5-5 s against a
+        170 ms path): taken as the propagation, it hid that queue from every repair's timeout."""
+        base = self.window.base_rtt
+        return min(base, self.path_rtt) if self.path_rtt else base
+
     def queue(self, now: float) -> float:
         """The queueing delay on the path: the latest clean RTT above the propagation RTT when measured,
         less the time since (a queue drains at least as fast as time passes once nothing new joins it,
@@ -433,7 +442,7 @@ class PathTiming:
         rtt = self.rtt
         if rtt.srtt is None:
             return 0.0
-        return max(0.0, rtt.latest - self.window.base_rtt - max(0.0, now - rtt.stamp))
+        return max(0.0, rtt.latest - self.propagation() - max(0.0, now - rtt.stamp))
 
     def fresh_timeout(self) -> float:
         """How long a chunk sent once waits for its result when no later result shows it lost (the last
@@ -464,16 +473,18 @@ class PathTiming:
         far = self.path_rtt or (self.rtt.srtt or 0.0)
         return max(0.010, far / 4)
 
-    def repair_timeout(self, retries: int, now: float = 0.0, backlog: float = 0.0) -> float:
+    def repair_timeout(self, retries: int, now: float = 0.0, queue: float | None = None) -> float:
         """How long a chunk retransmitted `retries` times waits before it goes again.
 
         Its repair may need the farthest worker's retransmission too, and that worker sees the hole at
         most one slowest-path RTT after this one (the result that shows it travels from the root to
         each worker): so the repair arrives within that RTT, plus the queue it waits behind, and the RTT's
-        variation. The queue is the larger of what the latest RTT showed and `backlog` (the chunks in
-        flight ahead of it at the rate the results arrive, less the propagation RTT): while a queue
-        grows, the RTTs measured show it an RTT late. Before any measurement: the retransmission
-        timeout. Random loss hits a repair as it hits anything else, so the second repair waits as long
+        variation. The queue is `queue` when the caller counted it (the packets in queues ahead of this
+        one at the rate the results arrive: ReduceStream._queue_ahead), else what the latest clean RTT
+        showed. Not the larger of the two: the latest RTT is that of a chunk
+        sent a whole queue ago, and once the workers have sent their window, the queue it saw has
+        drained while nothing new joined it; on nine sites it gave the last repairs a second to wait
+        where 0.2 s were left. Before any measurement: the retransmission timeout. Random loss hits a repair as it hits anything else, so the second repair waits as long
         as the first, the third twice and every later one four times as long: on nine sites a chunk
         needs a fourth or fifth repair now and then, and an unbounded doubling left the machine idle
         for seconds at the end; a dead peer's partners still slow down, and its stall timeout ends the
@@ -483,8 +494,8 @@ class PathTiming:
             base = rtt.rto
         else:
             far = self.path_rtt or 2 * rtt.srtt
-            queue = max(self.queue(now), backlog - self.window.base_rtt)
-            base = max(self.min_repair, far + queue + 2 * rtt.rttvar + 0.010)
+            ahead = self.queue(now) if queue is None else queue
+            base = max(self.min_repair, far + ahead + 2 * rtt.rttvar + 0.010)
         return min(rtt.max_rto, base * min(4, 2 ** max(0, retries - 2)))
 
 
@@ -566,8 +577,14 @@ class ReduceStream:
         # ahead of the repair are back and the repair is due within the path's RTT, whatever the backlog
         # was estimated to need
         self.behind: list[tuple[int, int, int]] = []
+        # chunks sent again and still waiting for their result: their last copies are in the queues
+        # (or lost), ahead of any packet sent now (_queue_ahead)
+        self.repairing = 0
+        self.first_result_at = now  # when this call's first result came (_queue_ahead's rate)
+        self.results_in_call = 0
         self.highest = -1  # the highest index whose result arrived
         self.advanced = now  # when `highest` last grew
+        self.restarted = now  # when a timeout before any result last restarted the timer (_detect)
         self.probed = float("-inf")  # when the last tail-loss probe went out
         self.probe = -1  # its chunk (index)
         self.vouched = -1  # every chunk below it still waiting for its first transmission is lost
@@ -595,6 +612,7 @@ class ReduceStream:
         self.longest: tuple[float, ...] = ()
 
     TRACE = 16  # retransmissions kept for the tail report (results: half as many)
+    BACKLOG_RESULTS = 16  # results of the call before their rate counts the queue (_queue_ahead)
 
     @property
     def finished(self) -> bool:
@@ -647,7 +665,7 @@ class ReduceStream:
         # its losses), and a queue that grows faster than the RTT estimate would set off a timeout for
         # every chunk behind it.
         sent_before = now - self._fresh_wait()
-        if self.advanced > sent_before:
+        if max(self.advanced, self.restarted) > sent_before:
             sent_before = float("-inf")
         while fresh:
             i = fresh[0]
@@ -661,6 +679,15 @@ class ReduceStream:
             elif f.first_sent <= sent_before + 1e-9:
                 fresh.popleft()
                 self.lost.append(i)
+                if not self.results_in_call:
+                    # nothing of this call came back yet: the window is queued (a CPU-bound switch's
+                    # rings fill before the first result returns) far more likely than all of it
+                    # lost, so only the oldest chunk goes again and the timer restarts, as TCP's
+                    # RTO does (RFC 6298, 5.4-5.5). Sending every chunk past the timeout again, nine
+                    # sites doubled a queue of seconds (whole windows, every worker of a site at once)
+                    self.restarted = now
+                    self.stats.blind_timeouts += 1
+                    break
             else:
                 break
         self._probe(now)
@@ -675,7 +702,7 @@ class ReduceStream:
             _, i, retries = heapq.heappop(behind)
             f = inflight.get(i)
             if f is not None and f.retries == retries:
-                due = self.advanced + self.timing.repair_timeout(retries, now)
+                due = self.advanced + self.timing.repair_timeout(retries, now, self._queue_ahead(now) or 0.0)
                 if due < f.due:
                     f.due = due
                     heapq.heappush(repairs, (due, i, retries))
@@ -757,12 +784,14 @@ class ReduceStream:
             budget -= 1
             pacer.spend()
             f.sent_at = now
+            if not f.retries:
+                self.repairing += 1
             f.retries += 1
-            backlog = self._backlog()
+            backlog = self._queue_ahead(now)
             wait = timing.repair_timeout(f.retries, now, backlog)
             f.due = now + wait
             heapq.heappush(self.repairs, (f.due, i, f.retries))
-            if timing.control is not None:  # the only case with a backlog estimate (_backlog)
+            if timing.control is not None:  # the only case with a backlog estimate (_queue_ahead)
                 # ahead of it: the chunks sent before it, and those sent in the next slowest-path RTT at
                 # the link's rate, while the farthest worker, which sees the hole up to that much later,
                 # still sends new chunks ahead of its own repair (at its own pace, which may not be cut
@@ -773,10 +802,11 @@ class ReduceStream:
                 if mark > self.highest:
                     heapq.heappush(self.behind, (mark, i, f.retries))
             at = round(now - self.started, 4)
-            self.resent.append((at, i, f.retries, round(wait, 4), round(backlog, 4), int(i == self.probe)))
+            counted = round(backlog or 0.0, 4)
+            self.resent.append((at, i, f.retries, round(wait, 4), counted, int(i == self.probe)))
             if not self.longest or wait > self.longest[3]:
                 queue = round(timing.queue(now), 4)
-                self.longest = (at, i, f.retries, round(wait, 4), round(backlog, 4), queue)
+                self.longest = (at, i, f.retries, round(wait, 4), counted, queue)
         window = timing.window.size
         # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
         while budget > 0 and self.next_index < self.total and len(inflight) < window:
@@ -796,18 +826,28 @@ class ReduceStream:
                 if timing.control is not None:
                     self.tail_rate_bps = timing.control.rate_bps
 
-    def _backlog(self) -> float:
-        """Seconds the chunks sent after the newest result need at the best rate the results of this call
-        arrived at (0: unknown): they are ahead of anything sent now. Chunks that wait for a repair are in
-        no queue."""
-        control = self.timing.control
-        if control is None or not control.recent:
-            return 0.0
-        ahead = max(0, self.next_index - 1 - self.highest)
-        # at the best rate this call's results came at, not the last rounds': in the tail those see a
-        # few repairs, and a backlog measured by them grew to seconds (a lost repair of three sites then
-        # waited 2.5 s while the machine idled)
-        return ahead * 8.0 * self.frame_bytes / max(control.best_bps, max(control.recent))
+    def _queue_ahead(self, now: float) -> float | None:
+        """Seconds of queue ahead of a packet sent now (None: unknown, before BACKLOG_RESULTS results and
+        one propagation RTT of them), at the rate this call's results came at so far: the new chunks sent
+        after the newest result, less the propagation RTT's worth on the wire, and the repairs still
+        waiting (each of their last copies is in a queue, or lost)."""
+        if self.timing.control is None or self.results_in_call < self.BACKLOG_RESULTS:
+            return None
+        span, propagation = now - self.first_result_at, self.timing.propagation()
+        if span < propagation:  # a rate over less than an RTT is a burst's
+            return None
+        # at the mean rate since the call's first result (Little's law), neither the best round's nor
+        # the last rounds'. A CPU-bound switch completes chunks in bursts: the best quarter-RTT came at
+        # twice the mean on nine sites (simulated: 2,000 against 900 results/s), and a repair given
+        # half its wait went again while its copy was queued. The last rounds' rate, in the tail, is
+        # that of a few repairs, and a queue measured by it grew to seconds (a lost repair of three
+        # sites then waited 2.5 s while the machine idled); the mean of the whole call moves slowly.
+        per = span / (self.results_in_call - 1)
+        fresh = max(0, self.next_index - 1 - self.highest)
+        # the repairs sent before this one count too: on nine sites a third of the chunks need one,
+        # and once the new chunks were back, a repair behind the others' was given one RTT and went
+        # again while its copy was queued
+        return max(0.0, fresh * per - propagation) + max(0, self.repairing - 1) * per
 
     def _can_send_new(self) -> bool:
         i = self.next_index
@@ -830,7 +870,7 @@ class ReduceStream:
         for i in self.fresh:  # the oldest chunk still waiting (the front may be done already)
             f = self.inflight.get(i)
             if f is not None and not f.retries:
-                at = min(at, max(f.first_sent, self.advanced) + self._fresh_wait())
+                at = min(at, max(f.first_sent, self.advanced, self.restarted) + self._fresh_wait())
                 break
         if self.repairs:
             at = min(at, self.repairs[0][0])
@@ -893,6 +933,11 @@ class ReduceStream:
         self.done[index] = True
         self.remaining -= 1
         f = self.inflight.pop(index, None)
+        if f is not None and f.retries:
+            self.repairing -= 1
+        if not self.results_in_call:
+            self.first_result_at = now
+        self.results_in_call += 1
         self.arrived.append((round(now - self.started, 4), index, f.retries if f is not None else -1))
         in_order = index > self.highest
         if in_order:

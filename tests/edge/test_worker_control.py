@@ -136,9 +136,16 @@ def test_a_repair_behind_a_growing_queue_waits_for_the_chunks_ahead_of_it() -> N
         t.rtt.sample(0.2, 1.0)
     t.window.base_rtt = 0.2
     plain = t.repair_timeout(1, 1.0)
-    # 3,000 chunks in flight ahead of it at 10,000 results/s: 0.3 s, of which 0.1 s is queue
-    assert t.repair_timeout(1, 1.0, backlog=0.3) == pytest.approx(plain + 0.1)
-    assert t.repair_timeout(1, 1.0, backlog=0.15) == plain  # less than the propagation RTT: no queue
+    # 1,000 packets queued ahead of it at 10,000 results/s (ReduceStream._queue_ahead counts them): 0.1 s
+    assert t.repair_timeout(1, 1.0, queue=0.1) == pytest.approx(plain + 0.1)
+    assert t.repair_timeout(1, 1.0, queue=0.0) == plain
+    # the latest RTT, 0.5 s, is mostly queue: against the path's 0.2 s, not against the smallest RTT
+    # seen, which on nine sites is itself a queue's (the first window fills the rings before the first
+    # result is back)
+    t.window.base_rtt = 0.45
+    t.rtt.sample(0.5, 1.0)
+    assert t.propagation() == 0.2
+    assert t.queue(1.0) == pytest.approx(0.3) and t.queue(1.1) == pytest.approx(0.2)
 
 
 def test_a_shared_job_starts_at_its_fair_share_and_grows_to_the_link_without_a_queue() -> None:

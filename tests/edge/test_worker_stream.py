@@ -279,25 +279,33 @@ def test_repairs_in_the_tail_go_at_least_at_the_pace_the_last_new_chunk_went_at(
     assert len(sent) - 40 == s.timing.pacer.burst  # a full burst of repairs at once
 
 
-def test_the_backlog_ahead_of_a_repair_drains_at_the_best_rate_of_the_call() -> None:
-    """In the tail the last rounds see a few repairs: a backlog measured at their rate would make a lost
-    repair wait seconds; the chunks ahead drain at least as fast as the call's results ever came."""
-    j = job(nslots=64, path_rtt_s=0.1, rate_bps=8 * 322 * 10_000)
+def test_the_queue_ahead_of_a_repair_drains_at_the_mean_rate_of_the_call_and_counts_the_repairs() -> None:
+    """In the tail the last rounds see a few repairs: a queue measured at their rate would make a lost
+    repair wait seconds, and the best round's rate (a CPU-bound switch completes chunks in bursts) made
+    it wait half as long as the queue took. So the packets ahead drain at the mean rate since the call's
+    first result, and they are the new chunks not yet back (less an RTT of them, on the wire) and the
+    repairs sent before it, which are queued too."""
+    j = job(nslots=64, path_rtt_s=0.02, rate_bps=8 * 322 * 10_000)
     s, _ = stream(j, chunks=60)
     control = s.timing.control
     assert control is not None
+    assert s._queue_ahead(1.0) is None  # no result yet: nothing to measure a rate by
     s.next_index, s.highest = 60, 9  # everything sent, the newest result is chunk 9: 50 ahead
+    s.first_result_at, s.results_in_call = 0.5, 501  # 1,000 results/s since the first
     control.recent, control.best_bps = [8 * 322 * 20.0], 8 * 322 * 5_000.0  # 20/s lately, 5,000/s at best
-    assert s._backlog() == pytest.approx(50 * 8.0 * s.frame_bytes / (8 * 322 * 5_000.0))
-    assert s._backlog() < 0.02  # not 2.5 s
+    assert s._queue_ahead(1.0) == pytest.approx(0.050 - 0.020)  # 50 ms of chunks, 20 ms of them on the wire
+    s.repairing = 11  # and ten repairs sent before this one
+    assert s._queue_ahead(1.0) == pytest.approx(0.030 + 0.010)
+    assert s._queue_ahead(0.51) is None  # a rate over less than an RTT is a burst's
 
 
 def test_a_lost_repair_behind_an_overestimated_backlog_goes_again_once_the_chunks_ahead_are_back() -> None:
-    """The backlog ahead of a repair is estimated at the best rate of the call so far, which in its first
-    rounds is that of a few results: a repair sent then is given seconds. When it is lost, the results of
-    the chunks that were ahead of it (the paths are FIFO) show the queue gone; from then it waits what a
-    repair behind no queue waits, not the seconds of the estimate (a three-site run's two LON workers
-    waited until 8.58 s for theirs while the other sites were done at 1.1 s)."""
+    """The queue ahead of a repair is estimated at the mean rate of the call's results so far, which in
+    its first rounds (a queue in a CPU-bound switch lets them trickle) can be a small fraction of the
+    rate it then drains at: a repair sent then is given seconds. When it is lost, the results of the
+    chunks that were ahead of it (the paths are FIFO) show the queue gone; from then it waits what a
+    repair behind what is left waits, not the seconds of the estimate (a three-site run's two LON
+    workers waited until 8.58 s for theirs while the other sites were done at 1.1 s)."""
     j = job(nslots=512, path_rtt_s=0.16, rate_bps=8 * 322 * 20_000)  # 20,000 frames/s
     s, sent = stream(j, chunks=400)
     t = 0.0
@@ -305,29 +313,30 @@ def test_a_lost_repair_behind_an_overestimated_backlog_goes_again_once_the_chunk
         t = s.wakeup(t)
         s.pump(t)
     assert len(sent) == 400 and t < 0.03
-    # the first results trickle in (a queue in a CPU-bound switch), and chunk 4's result is lost
-    for c, at in ((0, 0.25), (1, 0.27), (2, 0.29), (3, 0.30), (5, 0.31), (6, 0.32), (7, 0.33)):
+    # the first results trickle in (a queue in a CPU-bound switch), and chunk 17's result is lost
+    for k, c in enumerate((*range(17), 18, 19, 20)):
+        at = 0.25 + 0.25 * k / 19
         assert s.receive(result(j, c), SWITCH, at)
         s.pump(at)
-    assert [IncHeader.unpack(p).chunk for p in sent[400:]] == [4]  # found lost by the order
+    assert [IncHeader.unpack(p).chunk for p in sent[400:]] == [17]  # found lost by the order
     sent_at, index, retries, wait, backlog, _ = s.longest
-    assert (index, retries) == (4, 1) and backlog > 5.0 and wait > 5.0  # 392 chunks at 60 results/s
-    # its repair is lost too; the 392 chunks ahead of it come back within 70 ms
-    for k, c in enumerate(range(8, 400)):
-        at = 0.33 + 0.07 * (k + 1) / 392
+    assert (index, retries) == (17, 1) and backlog > 4.0 and wait > 4.0  # 379 chunks at 76 results/s
+    # its repair is lost too; the 379 chunks ahead of it come back within 70 ms
+    for k, c in enumerate(range(21, 400)):
+        at = 0.50 + 0.07 * (k + 1) / 379
         assert s.receive(result(j, c), SWITCH, at)
         s.pump(at)
-    back = 0.40
+    back = 0.57
     again = None
     while t < 10.0 and again is None:
         t = max(s.wakeup(t), t + 1e-4)
         s.pump(t)
         if len(sent) > 401:
             again = t
-    assert again is not None and [IncHeader.unpack(p).chunk for p in sent[401:]] == [4]
+    assert again is not None and [IncHeader.unpack(p).chunk for p in sent[401:]] == [17]
     assert s.stats.repeat_retransmissions == 1
     # not before the chunks ahead were back and one slowest-path RTT after, and not seconds later
-    assert back + 0.16 <= again <= back + s.timing.repair_timeout(1, back) + 0.002
+    assert back + 0.16 <= again <= back + s.timing.repair_timeout(1, back, 0.0) + 0.002
     assert again < 1.0 < sent_at + wait
 
 
@@ -338,23 +347,25 @@ def test_a_repair_sent_while_chunks_go_out_waits_for_what_the_farthest_worker_se
     j = job(nslots=4096, path_rtt_s=0.16, rate_bps=8 * 322 * 2_000)  # 2,000 frames/s: 320 per path RTT
     s, sent = stream(j, chunks=1500)
     t = 0.0
-    while t < 0.33:
+    while t < 0.45:
         t = s.wakeup(t)
         s.pump(t)
     n = len(sent)
-    for c, at in ((0, 0.25), (1, 0.27), (2, 0.29), (3, 0.30), (5, 0.31), (6, 0.32), (7, 0.33)):
-        assert s.receive(result(j, c), SWITCH, at)
-    s.pump(0.33)
-    assert IncHeader.unpack(sent[n]).chunk == 4 and s.inflight[4].retries == 1  # the repair, first
+    for k, c in enumerate((*range(16), 17, 18, 19)):  # 16 is lost; 19 results trickle in over 0.2 s
+        assert s.receive(result(j, c), SWITCH, 0.25 + 0.2 * k / 18)
+    s.pump(0.45)
+    assert IncHeader.unpack(sent[n]).chunk == 16 and s.inflight[16].retries == 1  # the repair, first
     before = IncHeader.unpack(sent[n - 1]).chunk  # the newest chunk ahead of it in this worker's queue
-    assert before > 600 and s.behind == [(before + 320, 4, 1)]
-    due = s.inflight[4].due
-    assert due > 5.0  # the backlog estimate: 600 chunks at the 60 results/s of the first rounds
-    for c in range(8, before + 1):  # the chunks that went before it are back: it still waits
+    assert before > 600 and s.behind == [(before + 320, 16, 1)]
+    due = s.inflight[16].due
+    assert due > 5.0  # the queue estimate: 620 chunks at the 90 results/s of the first rounds
+    for c in range(20, before + 1):  # the chunks that went before it are back: it still waits
         assert s.receive(result(j, c), SWITCH, 0.5)
     s.pump(0.5)
-    assert s.inflight[4].due == due and s.behind
+    assert s.inflight[16].due == due and s.behind
     for c in range(before + 1, before + 321):  # and those of the next path RTT: now it is due soon
         assert s.receive(result(j, c), SWITCH, 0.6)
+    queue = s._queue_ahead(0.6)
+    assert queue is not None and queue < 0.2  # the new chunks sent since are few, and quick by now
     s.pump(0.6)
-    assert not s.behind and s.inflight[4].due == pytest.approx(0.6 + s.timing.repair_timeout(1, 0.6))
+    assert not s.behind and s.inflight[16].due == pytest.approx(0.6 + s.timing.repair_timeout(1, 0.6, queue))
