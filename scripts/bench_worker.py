@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU per packet of a worker's stream logic (edge.worker.ReduceStream), without sockets.
 
-    scripts/bench_worker.py [--chunks N] [--repeat K] [--json]
+    scripts/bench_worker.py [--chunks N] [--repeat K] [--gc default|quiet] [--json]
 
 A worker's CPU is part of every allreduce's CPU floor (topo/shortfall.py): the switches and the workers
 share the machine's cores. This drives one stream of N chunks against an echoing switch in virtual time
@@ -9,7 +9,9 @@ share the machine's cores. This drives one stream of N chunks against an echoing
 3-site tree is) and counts only the process time spent in `pump` and `receive`, so that the figure is
 the stream's own: building the results stands in for the switch and is not counted. The system calls
 of the real worker (sendto, recvfrom_into, select) come on top. Prints the best and the median of K
-repetitions, in microseconds per packet sent or received.
+repetitions, in microseconds per packet sent or received. `--gc quiet` runs each stream as edge.runner
+runs the timed call (edge.runner.collector_quiet: the set-up frozen, young collections rarer), to see
+what the cyclic collector costs the stream; the collections each stream ran are reported beside.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from edge.protocol import (
     decode,
     encode,
 )
+from edge.runner import collections, collector_quiet
 from edge.worker import IncJob, PathTiming, ReduceStream, TransferStats
 
 SWITCH = ("10.0.1.254", INC_UDP_PORT)
@@ -60,6 +63,13 @@ def _result_of(packet: bytes) -> bytes:
 
 def one_run(chunks: int) -> float:
     """Microseconds of process time per packet sent or received by one stream of `chunks` chunks."""
+    return stream_run(chunks)[0]
+
+
+def stream_run(chunks: int) -> tuple[float, int]:
+    """One stream of `chunks` chunks: microseconds of process time per packet sent or received, and the
+    garbage collections that ran meanwhile."""
+    g0 = collections()
     job = IncJob(
         tenant=3, switch_ip=SWITCH[0], nslots=4096, workers=1, epoch=9, path_rtt_s=RTT_S, rate_bps=50e6
     )
@@ -90,27 +100,39 @@ def one_run(chunks: int) -> float:
         cpu += time.process_time() - c0
         now += STEP_S
     packets = stream.stats.packets_sent + stream.stats.results
-    return 1e6 * cpu / packets
+    return 1e6 * cpu / packets, collections() - g0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chunks", type=int, default=4096, help="chunks of 64 int32 per stream (default 4096)")
     ap.add_argument("--repeat", type=int, default=5, help="repetitions (default 5)")
+    ap.add_argument(
+        "--gc", choices=("default", "quiet"), default="default",
+        help="the cyclic collector as Python sets it, or as edge.runner sets it for the timed call",
+    )  # fmt: skip
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     args = ap.parse_args(argv)
     if args.chunks < 1 or args.repeat < 1:
         ap.error("--chunks and --repeat must be positive")
-    runs = []
+    runs, collected = [], []
     for i in range(args.repeat):
-        runs.append(one_run(args.chunks))
+        if args.gc == "quiet":
+            with collector_quiet():
+                us, n = stream_run(args.chunks)
+        else:
+            us, n = stream_run(args.chunks)
+        runs.append(us)
+        collected.append(n)
         if not args.json:
-            print(f"run {i + 1}/{args.repeat}: {runs[-1]:.2f} us per packet", file=sys.stderr)
+            print(f"run {i + 1}/{args.repeat}: {us:.2f} us per packet, {n} collections", file=sys.stderr)
     out = {
         "chunks": args.chunks,
+        "gc": args.gc,
         "us_per_packet_best": round(min(runs), 3),
         "us_per_packet_median": round(statistics.median(runs), 3),
         "runs": [round(r, 3) for r in runs],
+        "gc_collections": collected,
     }
     print(json.dumps(out) if args.json else json.dumps(out, indent=2))
     return 0

@@ -21,5 +21,17 @@ def test_the_worker_benchmark_completes_a_stream_and_reports_per_packet_cpu() ->
     out = json.loads(res.stdout)
     assert out["chunks"] == 300 and len(out["runs"]) == 2
     assert 0 < out["us_per_packet_best"] <= out["us_per_packet_median"]
+    assert out["gc"] == "default" and len(out["gc_collections"]) == 2
+    quiet = subprocess.run(
+        [sys.executable, str(SCRIPT), "--chunks", "300", "--repeat", "1", "--gc", "quiet", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    frozen = json.loads(quiet.stdout)
+    # the stream makes fewer than GC_YOUNG_THRESHOLD allocations of tracked objects in 300 chunks
+    assert frozen["gc"] == "quiet" and frozen["gc_collections"] == [0]
+    assert max(out["gc_collections"]) > 0  # while with Python's thresholds it collects
     bad = subprocess.run([sys.executable, str(SCRIPT), "--chunks", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "must be positive" in bad.stderr
