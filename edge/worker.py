@@ -146,6 +146,13 @@ class TransferStats:
     repeat_retransmissions: int = 0  # of the retransmissions: a chunk's second or later one (a lost repair)
     tail_probes: int = 0  # of the retransmissions: the newest chunk, sent again once the results paused
     blind_timeouts: int = 0  # of the retransmissions: timeouts before any result of the call came
+    repeats_shortened: int = 0  # of the repeats: the repair's wait had been cut, the chunks ahead back
+    # whether repairs are given the time they take: the waits given to the `first_repairs`, and the time
+    # a repair answered before any repeat took (ms, summed), over `repairs_answered` of them
+    first_repairs: int = 0
+    repair_wait_ms: int = 0
+    repair_answer_ms: int = 0
+    repairs_answered: int = 0
     seconds: float = 0.0
     srtt_ms: float = 0.0  # at the end of the last call: smoothed RTT, base RTT, window
     base_rtt_ms: float = 0.0
@@ -164,6 +171,8 @@ class _InFlight:
     sent_at: float
     retries: int = 0
     due: float = float("inf")  # when its repair counts as lost (ReduceStream.repairs)
+    repaired_at: float = 0.0  # when its first repair went
+    shortened: bool = False  # its repair's wait was cut once the chunks ahead were back
 
 
 @dataclass
@@ -704,7 +713,7 @@ class ReduceStream:
             if f is not None and f.retries == retries:
                 due = self.advanced + self.timing.repair_timeout(retries, now, self._queue_ahead(now) or 0.0)
                 if due < f.due:
-                    f.due = due
+                    f.due, f.shortened = due, True
                     heapq.heappush(repairs, (due, i, retries))
         while repairs and repairs[0][0] <= now:
             due, i, retries = heapq.heappop(repairs)
@@ -712,6 +721,7 @@ class ReduceStream:
             if f is not None and f.retries == retries and f.due == due:
                 self.lost.append(i)
                 self.stats.repeat_retransmissions += 1
+                self.stats.repeats_shortened += f.shortened
 
     def _newest_waiting(self) -> int:
         """The chunk sent last of those sent once and still waiting, -1 if none (the ones done or sent
@@ -786,9 +796,13 @@ class ReduceStream:
             f.sent_at = now
             if not f.retries:
                 self.repairing += 1
+                f.repaired_at = now
             f.retries += 1
             backlog = self._queue_ahead(now)
             wait = timing.repair_timeout(f.retries, now, backlog)
+            if f.retries == 1:
+                self.stats.repair_wait_ms += round(1000 * wait)
+                self.stats.first_repairs += 1
             f.due = now + wait
             heapq.heappush(self.repairs, (f.due, i, f.retries))
             if timing.control is not None:  # the only case with a backlog estimate (_queue_ahead)
@@ -935,6 +949,9 @@ class ReduceStream:
         f = self.inflight.pop(index, None)
         if f is not None and f.retries:
             self.repairing -= 1
+            if f.retries == 1:
+                self.stats.repair_answer_ms += round(1000 * (now - f.repaired_at))
+                self.stats.repairs_answered += 1
         if not self.results_in_call:
             self.first_result_at = now
         self.results_in_call += 1

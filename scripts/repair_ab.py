@@ -35,6 +35,9 @@ COLUMNS = (
     ("repeat_retransmissions", "repeat"),
     ("blind_timeouts", "blind"),
     ("tail_probes", "probes"),
+    ("repeats_shortened", "short"),
+    ("wait_ms", "wait_ms"),
+    ("answer_ms", "answr_ms"),
     ("cpu_ms", "cpu_ms"),
     ("gc_collections", "gc"),
     ("switch_cpu_s", "sw_cpu_s"),
@@ -56,6 +59,11 @@ def row(run_dir: Path) -> dict[str, object]:
     stats = inc.get("stats", {})
     out.update({key: stats.get(key) for key, _ in COLUMNS})
     out["seconds"], out["bound_s"], out["exact"] = inc.get("seconds"), inc.get("bound_s"), result.get("exact")
+    # the mean wait given to a first repair, and the mean time one took to be answered (without a repeat)
+    if stats.get("first_repairs"):
+        out["wait_ms"] = round(stats["repair_wait_ms"] / stats["first_repairs"])
+    if stats.get("repairs_answered"):
+        out["answer_ms"] = round(stats["repair_answer_ms"] / stats["repairs_answered"])
     switch = inc.get("switch_cpu_s") or {}
     out["switch_cpu_s"] = round(sum(switch.values()), 2) if switch else None
     return out
