@@ -102,12 +102,13 @@ def collections() -> int:
 @contextmanager
 def collector_quiet() -> Iterator[None]:
     """The timed call with the cyclic garbage collector out of its way: everything the set-up made
-    (numpy, pydantic, the input vector's objects) is collected once and frozen, so no collection during
-    the call scans it again, and young collections run every GC_YOUNG_THRESHOLD allocations instead of
-    every 700. The stream makes no reference cycles (its packets, records and heaps are freed by
-    reference counting), so nothing accumulates; a system-wide profile of the allreduce showed the
-    workers' collector in the hot path, on the two cores the switches need."""
-    gc.collect()
+    (numpy, pydantic, the input vector's objects) is frozen, so no collection during the call scans it
+    again, and young collections run every GC_YOUNG_THRESHOLD allocations instead of every 700. The
+    stream makes no reference cycles (its packets, records and heaps are freed by reference counting),
+    so nothing accumulates; a system-wide profile of the allreduce showed the workers' collector in the
+    hot path, on the two cores the switches need. No collection first: a worker that starts late
+    (eighteen of them start at once on two cores) would only start later, and what the set-up left for
+    the collector is a process's lifetime's worth, freed when it exits."""
     gc.freeze()
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
