@@ -14,8 +14,6 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -91,32 +89,10 @@ def expected_sum(
     return acc
 
 
-GC_YOUNG_THRESHOLD = 50_000  # allocations between two young collections during the timed call
-
-
 def collections() -> int:
-    """Garbage collections of every generation this process has run so far."""
+    """Garbage collections of every generation this process has run so far (the report's
+    gc_collections: what the cyclic collector did during the timed call)."""
     return sum(int(g["collections"]) for g in gc.get_stats())
-
-
-@contextmanager
-def collector_quiet() -> Iterator[None]:
-    """The timed call with the cyclic garbage collector out of its way: everything the set-up made
-    (numpy, pydantic, the input vector's objects) is frozen, so no collection during the call scans it
-    again, and young collections run every GC_YOUNG_THRESHOLD allocations instead of every 700. The
-    stream makes no reference cycles (its packets, records and heaps are freed by reference counting),
-    so nothing accumulates; a system-wide profile of the allreduce showed the workers' collector in the
-    hot path, on the two cores the switches need. No collection first: a worker that starts late
-    (eighteen of them start at once on two cores) would only start later, and what the set-up left for
-    the collector is a process's lifetime's worth, freed when it exits."""
-    gc.freeze()
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
 
 
 def run(spec: dict) -> dict:
@@ -161,8 +137,11 @@ def run(spec: dict) -> dict:
         )
         comm.allreduce(warm)
         stats["warmup_s"] = round(time.time() - w0, 4)
-    with collector_quiet():
-        return _timed(spec, algo, data, masks, density, key_exchange_s, stats, comm)
+    # The collector stays as Python sets it: freezing the set-up's objects and collecting every 50,000
+    # allocations instead of 700 (scripts/bench_worker.py --gc quiet) made the stream itself a third
+    # cheaper per packet, but the workers' cpu_ms of the three-site allreduce did not measurably fall
+    # (830 and 898 ms against 792 and 872 ms, interleaved runs: docs/protocol.md), so it is not done
+    return _timed(spec, algo, data, masks, density, key_exchange_s, stats, comm)
 
 
 def _timed(
