@@ -132,6 +132,7 @@ def start(opts: SwitchOptions) -> RunningSwitch:
         links=opts.links,
         pcap_dir=opts.pcap_dir,
         seed=opts.seed,
+        native=switch.port_target,  # the native port loop while the native data plane is active
     )
     # Packets that wait in an egress queue (queues.py) leave from the queue thread, through the loop.
     switch.set_output_callback(ports.deliver)

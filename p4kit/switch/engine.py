@@ -726,6 +726,13 @@ class Engine:
         if self.flow_cache is not None:
             self.flow_cache.clear()
 
+    def retire(self) -> None:
+        """The switch replaces this engine (a new program); the Python engine holds nothing to end."""
+
+    def port_target(self) -> Any:
+        """What the native port loop would run (native/engine.py): the Python engine has nothing."""
+        return None
+
     def _continue_after_ingress(self, P: Pkt, data: bytes, port: int) -> list[tuple[int, bytes]]:
         ingress_q: deque = deque()
         egress_q: deque = deque()

@@ -256,6 +256,18 @@ class LinkShaper:
         self._delay = self.params.delay_ms / 1000.0
         self._jitter = self.params.jitter_ms / 1000.0
 
+    def clock_state(self) -> tuple[float, float]:
+        """(when the link finishes serialising what it holds, the last departure): what another
+        emulator of the same link (the native port loop) continues from, so that handing the link
+        over neither reorders its packets nor forgets its queue."""
+        with self._lock:
+            return self._busy_until, self._last_departure
+
+    def set_clock_state(self, busy_until: float, last_departure: float) -> None:
+        with self._lock:
+            self._busy_until = max(self._busy_until, busy_until)
+            self._last_departure = max(self._last_departure, last_departure)
+
     def submit(self, packet: bytes) -> bool:
         """Queue one packet; False when it was lost or tail-dropped."""
         stats = self.stats

@@ -10,6 +10,15 @@ transmissions (as BMv2 ignores them).
 
 Packets that do not come from an interface (P4Runtime packet-out, tests) are queued with `inject` from
 any thread and handled by the loop thread, so the dataplane is only ever entered from one thread.
+
+The native port loop. While the switch runs a program on its native data plane (`native` returns
+its target), the loop thread hands the ports to native/portio.c: rings, pipeline, link emulation and
+delay lines in C, one send() per ring per wake. It comes back to Python for what needs Python -- a
+packet-in, a packet-out to inject, a frame from another thread, tables to hand over, a new program,
+stop -- and stays in Python where the native loop cannot serve: pcap capture, a port without rings,
+a dataplane lock, no C compiler, or the Python data plane (tracing, a rated port, a program the
+native one does not cover). The two loops hand each other the rings' positions, the links' clocks
+and the frames still on their way, so a switch between them loses and reorders nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +34,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from p4kit.switch.linkemu import DelayLine, LinkParams, LinkShaper, kernel_rate_bps
+from p4kit.switch.errors import PipelineLoadError
+from p4kit.switch.linkemu import GRANULARITY_S, DelayLine, LinkParams, LinkShaper, kernel_rate_bps
 from p4kit.switch.pcap import PcapWriter, pcap_paths
 from p4kit.switch.rings import FRAMES, RxRing, TxRing
 
@@ -175,9 +186,19 @@ class PortLoop:
         rx_ring: bool = True,
         tx_ring: bool = True,
         process_batch: BatchFn | None = None,
+        native: Callable[[], Any] | None = None,
     ) -> None:
         self.process = process
         self.process_batch = process_batch
+        # () -> the switch's active native data plane (NativeTarget) or None; see "The native port loop"
+        self._native = native if (native is not None and not pcap_dir) else None
+        self.native_reason: str | None = None  # why the native port loop does not run, once it is known
+        self.native_loop_active = False  # the native port loop holds the ports now
+        self.native_entries = 0  # times the native port loop took the ports over
+        self._pio: Any = None
+        self._native_seen: dict[int, tuple[int, ...]] = {}
+        self._native_failures = 0
+        self._seed = seed
         self.cpu_port = cpu_port
         self.on_cpu = on_cpu
         self.batch = batch
@@ -221,6 +242,11 @@ class PortLoop:
         self, port: Port, params: LinkParams | None, pcap_dir: str | None, seed: int | None
     ) -> SendFn:
         send: SendFn = port.tx.send
+        if self._use_tx_ring and self._native is not None and params is not None and params.needs_timer:
+            # the native port loop sends a delayed frame from its own thread, through a ring; the
+            # Python one keeps send() from its timer thread
+            with contextlib.suppress(OSError):
+                port.open_tx_ring()
         if self._use_tx_ring and not (params is not None and params.needs_timer):
             # Only the loop thread transmits on this port: a transmit ring is safe and saves a syscall
             # per frame. (Delayed frames leave from the timer thread, so shaped ports keep send().)
@@ -269,6 +295,9 @@ class PortLoop:
         self.close()
 
     def close(self) -> None:
+        if self._pio is not None:
+            self._pio.close()  # its views of the rings' mappings go before the mappings
+            self._pio = None
         if self._line is not None:
             self._line.close(flush=False)
             self._line = None
@@ -321,6 +350,9 @@ class PortLoop:
             w.flush()
 
     def _wake(self) -> None:
+        pio = self._pio
+        if pio is not None:
+            pio.interrupt()  # the native loop sees this between two batches, the eventfd while it sleeps
         with contextlib.suppress(OSError):
             os.eventfd_write(self._wake_fd, 1)
 
@@ -343,8 +375,17 @@ class PortLoop:
         poller.register(self._wake_fd, select.EPOLLIN)
         last_flush = time.monotonic()
         rings = self._tx_rings
+        pio = self._open_native()
         try:
             while not self._stop.is_set():
+                target = self._native() if pio is not None else None  # type: ignore[misc]
+                if target is not None:
+                    if not self.native_loop_active:
+                        self._enter_native(pio)
+                    self._native_step(pio, target)
+                    continue
+                if self.native_loop_active:
+                    self._leave_native(pio)
                 events = poller.poll(0.2)
                 for fd, _ in events:
                     if fd == self._wake_fd:
@@ -360,7 +401,134 @@ class PortLoop:
                     self.flush_pcaps()
                     last_flush = time.monotonic()
         finally:
+            if self.native_loop_active:
+                self._native_stats(pio)
             poller.close()
+
+    # -- the native port loop -------------------------------------------------------------------------
+    def _open_native(self) -> Any:
+        """The native port loop over these ports, or None (with the reason in native_reason)."""
+        if self._native is None:
+            return None
+        why = None
+        if self.lock is not None:
+            why = "the port loop was given a dataplane lock"
+        elif any(p.ring is None or p.tx_ring is None for p in self.ports.values()):
+            why = "a port without receive and transmit rings"
+        if why is None:
+            from p4kit.switch.native import portio
+
+            try:
+                module = portio.load()
+            except (PipelineLoadError, OSError) as exc:
+                why = f"the native port loop did not build: {exc}"
+        if why is not None:
+            self.native_reason = why
+            log.info("port loop: Python (%s)", why)
+            return None
+        pio = module.PortIO(self._wake_fd, GRANULARITY_S)
+        for number, port in self.ports.items():
+            rx, tx = port.ring, port.tx_ring
+            assert rx is not None and tx is not None
+            pio.add_port(
+                number, port.rx.fileno(), rx.mm, rx.frames, rx.frame_size,
+                tx.sock.fileno(), tx.mm, tx.frames, tx.frame_size, tx.vnet, port.tx.fileno(),
+            )  # fmt: skip
+        self._pio = pio
+        self._pio_module = module
+        return pio
+
+    def _enter_native(self, pio: Any) -> None:
+        """Hand the ports to the native loop: the rings' positions and the links' clocks."""
+        for ring in self._tx_rings:
+            ring.flush()
+        for number, port in self.ports.items():
+            assert port.ring is not None and port.tx_ring is not None
+            pio.set_slots(number, port.ring.slot, port.tx_ring.slot)
+        for number, shaper in self.shapers.items():
+            p = shaper.params
+            busy, last = shaper.clock_state()
+            seed = (
+                (self._seed + number) if self._seed is not None else int.from_bytes(os.urandom(8), "little")
+            )
+            pio.set_link(
+                number, p.delay_ms / 1e3, p.jitter_ms / 1e3, p.rate_mbit * 1e6 / 8.0, p.loss_pct / 100.0,
+                p.queue_pkts, busy, last, seed & 0xFFFFFFFFFFFFFFFF,
+            )  # fmt: skip
+        self.native_loop_active = True
+        self.native_entries += 1
+        self.native_reason = None
+        log.info("port loop: native")
+
+    def _leave_native(self, pio: Any) -> None:
+        """Take the ports back: the rings' positions, the links' clocks and what is on its way."""
+        self._native_stats(pio)
+        for number, port in self.ports.items():
+            assert port.ring is not None and port.tx_ring is not None
+            port.ring.slot, port.tx_ring.slot = pio.slots(number)
+        for number, shaper in self.shapers.items():
+            shaper.set_clock_state(*pio.link_state(number))
+        for number, depart, frame in pio.take_pending():
+            shaper = self.shapers[number]
+            if self._line is not None:
+                self._line.schedule(depart, shaper.send, frame)
+        self.native_loop_active = False
+        log.info("port loop: Python (the native data plane is not active)")
+
+    def _native_step(self, pio: Any, target: Any) -> None:
+        """One stretch of the native loop, and what it came back for."""
+        mod = self._pio_module
+        target.sync()
+        cpu_port = -1 if self.cpu_port is None else self.cpu_port
+        reason, to_cpu = pio.run(target.entry, cpu_port, 0.2, target.t0_ns)
+        if to_cpu:
+            target.packet_in(to_cpu)
+        if reason == mod.STALE:
+            target.sync(force=True)
+        elif reason == mod.WAKE:
+            with contextlib.suppress(BlockingIOError):
+                os.eventfd_read(self._wake_fd)
+            injected = self._injected
+            while injected:
+                port, frame = injected.popleft()
+                to_cpu = pio.process(target.entry, cpu_port, port, [frame], target.t0_ns)
+                if to_cpu:
+                    target.packet_in(to_cpu)
+            outbound = self._outbound
+            while outbound:
+                port, frame = outbound.popleft()
+                pio.send(port, frame)
+        self._native_stats(pio)
+
+    def _native_stats(self, pio: Any) -> None:
+        """Add what the native loop counted since the last look to the ports' and links' statistics."""
+        seen = self._native_seen
+        for row in pio.stats():
+            number, now = row[0], row[1:9]
+            before = seen.get(number, (0,) * 8)
+            d = [a - b for a, b in zip(now, before, strict=True)]
+            seen[number] = now
+            if not any(d):
+                continue
+            st = self.ports[number].stats
+            st.rx += d[0]
+            st.tx += d[1]
+            st.tx_errors += d[2]
+            st.truncated += d[3]
+            shaper = self.shapers.get(number)
+            if shaper is not None:
+                ls = shaper.stats
+                ls.submitted += d[4]
+                ls.sent += d[5]
+                ls.lost += d[6]
+                ls.tail_dropped += d[7]
+        failures = pio.counts()[0]
+        if failures != self._native_failures:
+            new = failures - self._native_failures
+            self._native_failures = failures
+            self.failures += new
+            if self.failures <= 10:
+                log.error("the native data plane failed on %d packet(s) (dropped)", new)
 
     def _drain_injected(self) -> None:
         injected = self._injected

@@ -229,12 +229,15 @@ class Switch:
             try:
                 self._install_defaults_and_const_entries()
             except Exception as exc:
+                engine.retire()
                 self._program, self._state, self._engine, self._json = old
                 if isinstance(exc, PipelineLoadError):
                     raise
                 raise PipelineLoadError(
                     f"cannot install the program's entries: {type(exc).__name__}: {exc}"
                 ) from exc
+            if old[2] is not None:
+                old[2].retire()  # a native port loop running the old data plane comes back
 
     def _new_engine(self, program: Program, state: SwitchState) -> Any:
         """The native engine when the program is within what it covers (and it is wanted), else the
@@ -260,6 +263,12 @@ class Switch:
             return Engine(self, program, state)
         _log.info("data plane: native (%s)", native.name)
         return engine
+
+    def port_target(self) -> Any:
+        """The active native data plane as the native port loop runs it (ports.py), or None: no
+        program, the Python data plane, or the native one off for now (tracing, a rated port)."""
+        eng = self._engine
+        return eng.port_target() if eng is not None else None
 
     @property
     def native_active(self) -> bool:
@@ -1351,6 +1360,7 @@ _KEEPS_RESULTS = frozenset(
         "now_us",
         "now_ns",
         "flow_cache_entries",
+        "port_target",  # the port loop asks before every stretch: it changes nothing
     }
 )
 

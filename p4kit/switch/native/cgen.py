@@ -44,7 +44,8 @@ from p4kit.switch.codegen import (
 from p4kit.switch.program import HeaderInst, Program, TableInfo
 from p4kit.switch.tables import TableState
 
-RUNTIME_C = (Path(__file__).with_name("runtime.c")).read_text()
+ABI_H = (Path(__file__).with_name("abi.h")).read_text()
+RUNTIME_C = (Path(__file__).with_name("runtime.c")).read_text().replace("/* ABI_H */", ABI_H)
 
 # What the native data plane does not do: a program reading any of these takes the Python one.
 _QUEUE_FIELDS = ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth", "priority")
@@ -1034,14 +1035,15 @@ class CGen:
     def gen_deparser(self) -> None:
         order = [self.hdr(n) for n in (self.prog.deparser or {}).get("order", [])]
         order = [h for h in order if h.htype.fields]
-        self.emit(0, "static PyObject *deparse(pkt_t *P) {")
+        self.emit(0, "/* the packet's headers and payload out of `port` (0), or -1 on a Python error */")
+        self.emit(0, "static int deparse(pkt_t *P, uint64_t port, sink_t *S) {")
         self.emit(1, "Py_ssize_t len = 0;")
         for h in order:
             self.emit(1, f"if (P->h.v[{h.id}]) len += {(h.htype.total_width + 7) // 8};")
         self.emit(1, "Py_ssize_t rest = P->dlen - P->off; if (rest < 0) rest = 0;")
-        self.emit(1, "PyObject *b = PyBytes_FromStringAndSize(NULL, len + rest);")
-        self.emit(1, "if (b == NULL) return NULL;")
-        self.emit(1, "uint8_t *o = (uint8_t *)PyBytes_AS_STRING(b);")
+        self.emit(1, "PyObject *obj;")
+        self.emit(1, "uint8_t *o = out_room(S, len + rest, &obj);")
+        self.emit(1, "if (o == NULL) return S->outs == NULL ? 0 : -1;")
         self.emit(1, "memset(o, 0, (size_t)len);")
         for h in order:
             self.emit(1, f"if (P->h.v[{h.id}]) {{")
@@ -1052,7 +1054,7 @@ class CGen:
             self.emit(2, f"o += {(h.htype.total_width + 7) // 8};")
             self.emit(1, "}")
         self.emit(1, "if (rest) memcpy(o, P->data + P->off, (size_t)rest);")
-        self.emit(1, "return b;")
+        self.emit(1, "return out_done(S, port, len + rest, obj);")
         self.emit(0, "}")
         self.emit(0, "")
 
@@ -1073,6 +1075,7 @@ class CGen:
             f"#define NCOUNTERS {len(self.ctr_ids)}",
             f"#define NSTACKS {max((st.id for st in prog.stacks.values()), default=-1) + 1}",
             "#define NHASHES HASHES_PLACEHOLDER",
+            f"#define USES_TIME {int(uses_time(prog))}",
             RUNTIME_C,
             "",
             "static inline uint64_t reg_get(const dp_t *D, int r, uint64_t i) {",
@@ -1143,20 +1146,18 @@ class CGen:
         has_egress = any(p["name"] == "egress" for p in self.prog.json.get("pipelines", []))
         egress = "pipe_egress(D, P);" if has_egress else ""
         self.emit(0, "/* egress, checksum update and deparse of one copy; 0, or -1 on a Python error */")
-        self.emit(
-            0, "static int egress_out(dp_t *D, pkt_t *P, uint64_t port, PyObject *outs, PyObject *drops) {"
-        )
+        self.emit(0, "static int egress_out(dp_t *D, pkt_t *P, uint64_t port, sink_t *S) {")
         self.emit(1, "P->stop = 0;")
         self.emit(1, egress)
-        self.emit(1, "if (P->stop > 1) return emit_drop(drops, DROP_ASSERT, (uint64_t)P->stop);")
-        self.emit(1, f"if ({es} == D->drop_port) return emit_drop(drops, DROP_OUT, 0);")
+        self.emit(1, "if (P->stop > 1) return emit_drop(S, DROP_ASSERT, (uint64_t)P->stop);")
+        self.emit(1, f"if ({es} == D->drop_port) return emit_drop(S, DROP_OUT, 0);")
         self.emit(1, "update_checksums(D, P);")
-        self.emit(1, "return emit_out(outs, port, deparse(P));")
+        self.emit(1, "return deparse(P, port, S);")
         self.emit(0, "}")
         self.emit(0, "")
         self.emit(
             0,
-            "static int run(dp_t *D, pkt_t *P, uint64_t port, uint64_t now, PyObject *outs, PyObject *drops) {",
+            "static int run(dp_t *D, pkt_t *P, uint64_t port, uint64_t now, sink_t *S) {",
         )
         self.emit(1, "memcpy(&P->h, &D->init, sizeof P->h);")
         self.emit(1, "P->off = 0; P->stop = 0;")
@@ -1170,12 +1171,12 @@ class CGen:
         self.emit(1, "parse(D, P);")
         self.emit(1, "verify_checksums(D, P);")
         self.emit(1, "pipe_ingress(D, P);")
-        self.emit(1, "if (P->stop > 1) return emit_drop(drops, DROP_ASSERT, (uint64_t)P->stop);")
+        self.emit(1, "if (P->stop > 1) return emit_drop(S, DROP_ASSERT, (uint64_t)P->stop);")
         if mg:
             self.emit(1, f"if ({mg}) {{")
             self.emit(2, f"uint64_t g = {mg};")
             self.emit(
-                2, "if (g >= D->nmgrps || D->mgrps[g].n == 0) return emit_drop(drops, DROP_NO_REPLICAS, g);"
+                2, "if (g >= D->nmgrps || D->mgrps[g].n == 0) return emit_drop(S, DROP_NO_REPLICAS, g);"
             )
             self.emit(2, "const mgrp_t *m = &D->mgrps[g];")
             self.emit(2, "pkt_t R;")
@@ -1190,16 +1191,16 @@ class CGen:
             self.emit(4, f"{ep} = m->port[k]; {es} = 0;")
             if egts:
                 self.emit(4, f"{egts} = now & UINT64_C(0xFFFFFFFFFFFF);")
-            self.emit(4, "if (egress_out(D, P, m->port[k], outs, drops) < 0) return -1; }")
+            self.emit(4, "if (egress_out(D, P, m->port[k], S) < 0) return -1; }")
             self.emit(2, "}")
             self.emit(2, "return 0;")
             self.emit(1, "}")
         self.emit(1, f"uint64_t es = {es};")
-        self.emit(1, "if (es == D->drop_port) return emit_drop(drops, DROP_IN, 0);")
+        self.emit(1, "if (es == D->drop_port) return emit_drop(S, DROP_IN, 0);")
         self.emit(1, f"{ep} = es; {es} = 0;")
         if egts:
             self.emit(1, f"{egts} = now & UINT64_C(0xFFFFFFFFFFFF);")
-        self.emit(1, "return egress_out(D, P, es, outs, drops);")
+        self.emit(1, "return egress_out(D, P, es, S);")
         self.emit(0, "}")
         self.emit(0, "")
 
@@ -1220,6 +1221,13 @@ class CGen:
         self.emit(0, "}")
         self.emit(0, "")
         self.out.append(_MODULE_TAIL.replace("MODNAME", modname))
+
+
+def uses_time(program: Program) -> bool:
+    """Whether the program reads a timestamp anywhere: the clock is read once per batch then, and
+    never otherwise."""
+    skip = ("header_types", "headers", "field_aliases")
+    return "global_timestamp" in str({k: v for k, v in program.json.items() if k not in skip})
 
 
 def _table_kind(t: TableInfo) -> int:
@@ -1247,6 +1255,7 @@ static PyObject *py_process_batch(PyObject *self, PyObject *const *argv, Py_ssiz
     PyObject *outs = PyList_New(0), *drops = PyList_New(0);
     if (outs == NULL || drops == NULL) goto fail;
     pkt_t P;
+    sink_t S = {outs, drops, NULL, NULL, NULL, NULL};
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(frames); i++) {
         PyObject *fr = PyList_GET_ITEM(frames, i);
         if (!PyBytes_Check(fr)) {
@@ -1256,7 +1265,7 @@ static PyObject *py_process_batch(PyObject *self, PyObject *const *argv, Py_ssiz
         P.data = (const uint8_t *)PyBytes_AS_STRING(fr);
         P.dlen = PyBytes_GET_SIZE(fr);
         P.plen = (uint64_t)P.dlen;
-        if (run(D, &P, port, now, outs, drops) < 0) goto fail;
+        if (run(D, &P, port, now, &S) < 0) goto fail;
     }
     PyObject *r = PyTuple_Pack(2, outs, drops);
     Py_DECREF(outs);
@@ -1268,8 +1277,53 @@ fail:
     return NULL;
 }
 
+/* One frame through the pipeline for the native port loop (pipe_entry_t.run). */
+static int pipe_run(void *dp, const uint8_t *data, int64_t len, uint64_t port, uint64_t now, sink_t *S) {
+    pkt_t P;
+    P.data = data;
+    P.dlen = (Py_ssize_t)len;
+    P.plen = (uint64_t)len;
+    return run((dp_t *)dp, &P, port, now, S);
+}
+
+/* entry() -> a capsule of this data plane's pipe_entry_t; it holds a reference to the data plane */
+static void entry_release(PyObject *cap) {
+    PyObject *owner = (PyObject *)PyCapsule_GetContext(cap);
+    Py_XDECREF(owner);
+}
+
+static PyObject *py_entry(PyObject *self, PyObject *unused) {
+    (void)unused;
+    dp_t *D = (dp_t *)self;
+    D->entry.abi = PIPE_ABI;
+    D->entry.run = pipe_run;
+    D->entry.dp = D;
+    D->entry.stale = &D->stale;
+    D->entry.uses_time = USES_TIME;
+    PyObject *cap = PyCapsule_New(&D->entry, PIPE_CAPSULE, entry_release);
+    if (cap == NULL) return NULL;
+    Py_INCREF(self);
+    if (PyCapsule_SetContext(cap, self) < 0) {
+        Py_DECREF(self);
+        Py_DECREF(cap);
+        return NULL;
+    }
+    return cap;
+}
+
+/* mark_stale(level): 1 the tables are owed a hand-over, 2 retired, 0 up to date */
+static PyObject *py_mark_stale(PyObject *self, PyObject *arg) {
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    dp_t *D = (dp_t *)self;
+    if (v == 0 || v > D->stale) D->stale = (int)v;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef dp_methods[] = {
     {"process_batch", (PyCFunction)(void (*)(void))py_process_batch, METH_FASTCALL, "run frames from one port"},
+    {"entry", (PyCFunction)py_entry, METH_NOARGS, "the pipeline for the native port loop (a capsule)"},
+    {"mark_stale", (PyCFunction)py_mark_stale, METH_O, "tables owed (1), retired (2), up to date (0)"},
     {"set_table", (PyCFunction)(void (*)(void))py_set_table, METH_FASTCALL, "replace a table's entries"},
     {"set_groups", (PyCFunction)py_set_groups, METH_O, "replace the multicast groups"},
     {"bind_arrays", (PyCFunction)(void (*)(void))py_bind_arrays, METH_FASTCALL, "register and counter cells"},

@@ -70,6 +70,7 @@ class NativeEngine(Engine):
         self.native = native
         self.module = build.load(native.source, native.name)
         self.dp: Any = None
+        self._target: NativeTarget | None = None
         self.active = False
         self._stale = True
         self._share_cells()
@@ -78,8 +79,7 @@ class NativeEngine(Engine):
             for name, t in program.tables.items()
         }
         # the clock is read once per batch, and only for a program that reads a timestamp anywhere
-        skip = ("header_types", "headers", "field_aliases")
-        self._uses_time = "global_timestamp" in str({k: v for k, v in program.json.items() if k not in skip})
+        self._uses_time = cgen.uses_time(program)
 
     def _share_cells(self) -> None:
         st = self.state
@@ -96,6 +96,7 @@ class NativeEngine(Engine):
         """The native data plane, or (tracing, a rated port) the Python engine. The Python engine is
         compiled only then: generating it costs INC's switches 3-5 CPU-s each at every load."""
         sw = self.sw
+        self.retire()
         self.active = not tracing and not sw.traffic_manager.any_rate
         if not self.active:
             self.dp = None
@@ -135,10 +136,32 @@ class NativeEngine(Engine):
     def flow_cache_clear(self) -> None:
         super().flow_cache_clear()
         self._stale = True
+        if self.dp is not None:
+            self.dp.mark_stale(1)  # a native port loop running this data plane returns for _sync
+
+    def retire(self) -> None:
+        """This data plane is being replaced (a new program, tracing on): a native port loop that
+        runs it must come back for the new one."""
+        if self.dp is not None:
+            self.dp.mark_stale(2)
+
+    # -------------------------------------------------------------- the native port loop
+    def port_target(self) -> NativeTarget | None:
+        """What the native port loop (ports.py) runs while this data plane is active, else None."""
+        if not self.active or self.dp is None:
+            return None
+        target = self._target
+        if target is None or target.dp is not self.dp:
+            target = self._target = NativeTarget(self, self.dp)
+        return target
 
     # -------------------------------------------------------------- state hand-over
     def _sync(self) -> None:
         dp = self.dp
+        # up to date from here on: a control-plane write while the hand-over reads the tables marks
+        # it stale again (clearing at the end would lose that write)
+        self._stale = False
+        dp.mark_stale(0)
         for tid, name in enumerate(self.native.tables):
             ts = self.state.tables[name]
             ids = self._action_ids[name]
@@ -169,7 +192,6 @@ class NativeEngine(Engine):
         dp.set_groups(self.state.pre.replicas_cache)
         for slot, name in enumerate(self.native.hashes):
             dp.set_hash(slot, *_hash_params(self.state.hash_fns[name]))
-        self._stale = False
 
     # -------------------------------------------------------------- packets
     def _process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
@@ -222,6 +244,39 @@ class NativeEngine(Engine):
             what = {2: "assert failed", 3: "assume failed", 4: "loop in an action did not terminate"}
             return f"{what.get(value, 'assert failed')} (simple_switch would stop)"
         return f"dropped by the native data plane (code {code})"
+
+
+class NativeTarget:
+    """One active native data plane as the native port loop sees it: the pipeline's entry (a
+    capsule), the hand-over it may owe, and where its packet-in frames go."""
+
+    def __init__(self, engine: NativeEngine, dp: Any) -> None:
+        self.engine = engine
+        self.dp = dp
+        self.entry = dp.entry()
+        self.t0_ns = int(engine.sw._t0 * 1e9)
+
+    @property
+    def retired(self) -> bool:
+        return self.engine.dp is not self.dp or not self.engine.active
+
+    def sync(self, force: bool = False) -> None:
+        """Hand the tables over if a control-plane call changed them, or with `force` (the data
+        plane said it is owed them); from the loop thread only."""
+        if (force or self.engine._stale) and not self.retired:
+            with self.engine.sw._lock:  # not halfway through a control-plane call
+                self.engine._sync()
+
+    def packet_in(self, frames: list[tuple[int, bytes]]) -> None:
+        """Frames the pipeline sent to the CPU port, as PacketIns (dropped without a controller)."""
+        sw = self.engine.sw
+        cb = sw._packet_in_cb
+        if cb is None:
+            return
+        from p4kit.switch.runtime import PacketIn
+
+        for ingress, frame in frames:
+            cb(PacketIn(frame, ingress))
 
 
 def _hash_params(fn: Any) -> tuple:

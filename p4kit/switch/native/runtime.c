@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+/* ABI_H */
+
 typedef unsigned __int128 u128;
 
 static inline uint64_t mask_w(unsigned w) { return w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1); }
@@ -166,6 +168,8 @@ typedef struct {
     hashp_t hashes[NHASHES + 1];
     uint64_t drop_port;
     hdrs_t init;   /* a new packet's headers: metadata valid, egress_spec as configured */
+    volatile int stale; /* see pipe_entry_t (abi.h): tables owed (1), retired (2) */
+    pipe_entry_t entry; /* what the native port loop calls (py_entry) */
 } dp_t;
 
 static void init_headers(hdrs_t *h, uint64_t egress_spec_init); /* generated */
@@ -525,8 +529,10 @@ static PyObject *py_set_groups(PyObject *self, PyObject *arg) {
 
 /* ---------------------------------------------------------------- outputs */
 
-/* Why outputs go to a list of (port, bytes) and drops to a list of (code, value): the Python side
-   formats drop reasons as the Python engine words them, and applies sinks and packet-in. */
+/* Why outputs go through a sink: from Python (process_batch) they become a list of (port, bytes) and
+   drops a list of (code, value), so the Python side words drop reasons as the Python engine does and
+   applies sinks and packet-in; the native port loop (portio.c) writes them into its transmit rings
+   and delay lines instead (abi.h). */
 static int emit_out(PyObject *outs, uint64_t port, PyObject *bytes) {
     if (bytes == NULL) return -1;
     PyObject *p = PyLong_FromUnsignedLongLong(port);
@@ -542,17 +548,38 @@ static int emit_out(PyObject *outs, uint64_t port, PyObject *bytes) {
     }
     PyTuple_SET_ITEM(t, 0, p);
     PyTuple_SET_ITEM(t, 1, bytes);
-    int r = PyList_Append(outs, t);
+    int r = PyList_Append((PyObject *)outs, t);
     Py_DECREF(t);
     return r;
 }
 
-static int emit_drop(PyObject *drops, long code, uint64_t value) {
+static int emit_drop(sink_t *S, long code, uint64_t value) {
+    if (S->drops == NULL) {
+        S->drop(S, code, value);
+        return 0;
+    }
     PyObject *t = Py_BuildValue("(lK)", code, (unsigned long long)value);
     if (t == NULL) return -1;
-    int r = PyList_Append(drops, t);
+    int r = PyList_Append((PyObject *)S->drops, t);
     Py_DECREF(t);
     return r;
+}
+
+/* Room for an output frame of `len` bytes: a new bytes object (Python sink, *obj set) or the
+   sink's own buffer; NULL with *obj NULL and no exception: the sink has no room (the copy is lost). */
+static uint8_t *out_room(sink_t *S, Py_ssize_t len, PyObject **obj) {
+    *obj = NULL;
+    if (S->outs == NULL) return S->reserve(S, (int64_t)len);
+    *obj = PyBytes_FromStringAndSize(NULL, len);
+    return *obj == NULL ? NULL : (uint8_t *)PyBytes_AS_STRING(*obj);
+}
+
+static int out_done(sink_t *S, uint64_t port, Py_ssize_t len, PyObject *obj) {
+    if (S->outs == NULL) {
+        S->commit(S, port, (int64_t)len);
+        return 0;
+    }
+    return emit_out((PyObject *)S->outs, port, obj);
 }
 
 enum { DROP_IN = 1, DROP_OUT = 2, DROP_NO_REPLICAS = 3, DROP_ASSERT = 4 };
