@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from p4kit.stf.cli import main
 from p4kit.stf.parser import PacketDirective, parse_stf
+from tests.p4kit.stf.test_stf_runner import run
 
 # A bool field followed by 7 bits of padding: `f = true` sets the top bit of that byte (0x80), which
 # the field-per-digit notation would have written as `1 00`.
@@ -46,14 +46,6 @@ def prog(tmp_path: Path) -> Path:
     src = tmp_path / "bool_flag.p4"
     src.write_text(PROGRAM)
     return src
-
-
-def run(tmp_path: Path, prog: Path, stf: str, capsys) -> tuple[int, str]:
-    s = tmp_path / "t.stf"
-    s.write_text(stf)
-    rc = main([str(prog), str(s)])
-    cap = capsys.readouterr()
-    return rc, cap.out + cap.err
 
 
 def test_parser_keeps_odd_packet_data_as_written() -> None:

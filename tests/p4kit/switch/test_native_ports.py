@@ -28,6 +28,7 @@ from tests.localports import free_port
 from . import _switch_programs
 from ._switch_testnet import have_root_net, hosts_net
 from .test_flow_cache_key import ROUTER, frame
+from .test_queues_veth import sniff as queues_sniff
 
 pytestmark = pytest.mark.root
 
@@ -88,37 +89,9 @@ def _send(ns: str, iface: str, frames: list[bytes], gap_s: float = 0.0) -> list[
 def sniff(
     ns: str, iface: str, n: int, timeout: float
 ) -> tuple[subprocess.Popen, list[bytes], threading.Thread, list[float]]:
-    """Frames arriving on `iface` in `ns` and their arrival times (CLOCK_MONOTONIC, system-wide). The
-    socket's buffer holds 32 MiB: the native loop forwards a burst faster than a Python reader
-    prints it."""
-    code = (
-        "import socket, time\n"
-        f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3)); s.bind(({iface!r},0))\n"
-        "s.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)\n"  # SO_RCVBUFFORCE
-        f"s.settimeout({timeout}); print('ready', flush=True); n=0\n"
-        "try:\n"
-        f"    while n < {n}:\n"
-        "        d,a=s.recvfrom(65536)\n"
-        "        if a[2]!=4: print(time.monotonic(), d.hex(), flush=True); n+=1\n"
-        "except socket.timeout: pass\n"
-    )
-    proc = subprocess.Popen(
-        ["ip", "netns", "exec", ns, sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    frames: list[bytes] = []
-    times: list[float] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            when, data = line.split()
-            times.append(float(when))
-            frames.append(bytes.fromhex(data))
-
-    t = threading.Thread(target=read, daemon=True)
-    t.start()
-    return proc, frames, t, times
+    """test_queues_veth's sniffer with a 32 MiB socket buffer: the native loop forwards a burst faster
+    than a Python reader prints it."""
+    return queues_sniff(ns, iface, n, timeout, rcvbuf=32 << 20)
 
 
 def _expected(json_path: Path, frames: list[bytes], dst: int = ROUTE[2][0]) -> list[bytes]:

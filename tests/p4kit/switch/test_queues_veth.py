@@ -25,12 +25,16 @@ FIELDS = struct.Struct("!BBIIIIB")
 
 
 def sniff(
-    ns: str, iface: str, n: int, timeout: float
+    ns: str, iface: str, n: int, timeout: float, rcvbuf: int = 0
 ) -> tuple[subprocess.Popen, list[bytes], threading.Thread, list[float]]:
-    """Frames arriving on `iface` in `ns`, and their arrival times (CLOCK_MONOTONIC, system-wide)."""
+    """Frames arriving on `iface` in `ns`, and their arrival times (CLOCK_MONOTONIC, system-wide).
+    `rcvbuf`: the socket's receive buffer in bytes, forced (SO_RCVBUFFORCE) when a burst arrives
+    faster than the reader prints it."""
+    force = f"s.setsockopt(socket.SOL_SOCKET, 33, {rcvbuf})\n" if rcvbuf else ""  # 33: SO_RCVBUFFORCE
     code = (
         "import socket, time\n"
         f"s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3)); s.bind(({iface!r},0))\n"
+        f"{force}"
         f"s.settimeout({timeout}); print('ready', flush=True); n=0\n"
         "try:\n"
         f"    while n < {n}:\n"
@@ -41,11 +45,12 @@ def sniff(
     proc = subprocess.Popen(
         ["ip", "netns", "exec", ns, sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
     )
-    assert proc.stdout.readline().strip() == "ready"
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     frames: list[bytes] = []
     times: list[float] = []
 
     def read() -> None:
+        assert proc.stdout is not None
         for line in proc.stdout:
             when, data = line.split()
             times.append(float(when))
