@@ -140,7 +140,7 @@ def run(spec: dict) -> dict:
     # The collector stays as Python sets it: freezing the set-up's objects and collecting every 50,000
     # allocations instead of 700 (scripts/bench_worker.py --gc quiet) made the stream itself a third
     # cheaper per packet, but the workers' cpu_ms of the three-site allreduce did not measurably fall
-    # (830 and 898 ms against 792 and 872 ms, interleaved runs: docs/protocol.md), so it is not done
+    # (830 and 898 ms against 792 and 872 ms, interleaved runs of scripts/repair_ab.py), so it is not done
     return _timed(spec, algo, data, masks, density, key_exchange_s, stats, comm)
 
 
