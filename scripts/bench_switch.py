@@ -512,6 +512,10 @@ def rx_packets(ns: str, iface: str) -> int:
     return int(sh("cat", f"/sys/class/net/{iface}/statistics/rx_packets", ns=ns).stdout)
 
 
+def tx_packets(ns: str, iface: str) -> int:
+    return int(sh("cat", f"/sys/class/net/{iface}/statistics/tx_packets", ns=ns).stdout)
+
+
 def measure(
     names: dict[str, str], seconds: float, warmup: float = 1.0, frames_file: str | None = None
 ) -> tuple[float, float]:
@@ -545,12 +549,21 @@ def measure(
         text=True,
     )
     time.sleep(warmup)
-    c0, t0 = rx_packets(names["ns2"], names["h2"]), time.monotonic()
+    # offered and forwarded over the same window: the sender's interface counter beside the
+    # receiver's (the sender's own count would include its start-up, and read below the forwarded rate)
+    s0, c0, t0 = (
+        tx_packets(names["ns1"], names["h1"]),
+        rx_packets(names["ns2"], names["h2"]),
+        time.monotonic(),
+    )
     time.sleep(seconds)
-    c1, t1 = rx_packets(names["ns2"], names["h2"]), time.monotonic()
-    out, _ = sender.communicate(timeout=30)
-    sent = int(out.strip() or 0)
-    return (c1 - c0) / (t1 - t0), sent / (warmup + seconds + 0.5)
+    s1, c1, t1 = (
+        tx_packets(names["ns1"], names["h1"]),
+        rx_packets(names["ns2"], names["h2"]),
+        time.monotonic(),
+    )
+    sender.communicate(timeout=30)
+    return (c1 - c0) / (t1 - t0), (s1 - s0) / (t1 - t0)
 
 
 def free_port() -> int:

@@ -4,7 +4,7 @@ Site i (1-based, in the WAN's order) owns 10.0.i.0/24. Its workers are 10.0.i.1,
 edge host (the FPGA-like stage) is 10.0.i.100; its switch's INC address (where workers send
 contributions; every host has a static ARP entry for it) is 10.0.i.254. MACs spell the IP: 00:00:0a:00:<i>:<h>. On the site's
 switch, ports 1..k are the workers, port k+1 the edge host, and the WAN links follow from k+2 in the
-order of the WAN's link list. Switch i listens for P4Runtime on 127.0.0.1:(50050+i) with device id i.
+order of the WAN's link list. Switch i listens for P4Runtime on 127.0.0.1:(19550+i) with device id i.
 """
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from controller.fabric import Fabric, FabricLink, FabricSwitch, HostAttachment
 from topo.wan import Wan
 
-GRPC_BASE_PORT = 50050
+# Below the kernel's ephemeral range (32768-60999 by default): a port inside it is, now and then, the
+# local port of an outgoing connection of this machine (the start-up probes of the switches' own
+# addresses, a controller's channels), and a switch that starts then cannot listen on it
+# ("Address already in use" with nothing listening).
+GRPC_BASE_PORT = 19550
 EDGE_HOST_OCTET = 100
 INC_GATEWAY_OCTET = 254
 
