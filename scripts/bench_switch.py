@@ -16,7 +16,9 @@ Numbers (--json prints them as one line; docs/switch.md explains each and where 
   and completing (multicast) contribution of a chunk; `inc_wall_pps` moves with the machine's other load.
 - `veth_pps`: the real p4kit-switch process forwarding between two veths whose other ends sit in
   network namespaces; `relay_pps`: the plainest Python AF_PACKET relay on the same veths, measured in
-  the same run (the ceiling for any Python dataplane here); `veth_ratio = veth_pps / relay_pps`; and
+  the same run (the ceiling for any Python dataplane here); `veth_ratio = veth_pps / relay_pps`;
+  `offered_pps` / `veth_offered_pps`: what the sender offered in the relay's / the switch's best window
+  (a forwarder at the offered rate forwards all it is given, and its ratio says less than its CPU); and
   CPU per forwarded packet of both (`*_cpu_us_per_pkt`, with the user-space share `*_user_us_per_pkt`),
   and `veth_cpu_ratio` = relay CPU per packet / switch CPU per packet. `nocache_veth_*` are the
   same figures for the switch run with --no-flow-cache (every packet through the pipeline). These
@@ -729,7 +731,7 @@ def _veth_windows(
     pps: dict[str, list[float]] = {k: [] for k in procs}
     cost: dict[str, list[float]] = {k: [] for k in procs}
     user: dict[str, list[float]] = {k: [] for k in procs}
-    offered: list[float] = []
+    offered: dict[str, list[float]] = {k: [] for k in procs}
     for _ in range(rounds):
         for key, proc in procs.items():
             proc.send_signal(signal.SIGCONT)
@@ -741,17 +743,23 @@ def _veth_windows(
             forwarded = max(1, n1 - n0)
             cost[key].append((sum(c1) - sum(c0)) / forwarded * 1e6)
             user[key].append((c1[0] - c0[0]) / forwarded * 1e6)
-            offered.append(offer)
+            offered[key].append(offer)
     ceiling = max(pps["relay"])
 
     def median(xs: list[float]) -> float:
         return sorted(xs)[len(xs) // 2]
 
-    out: dict[str, float | None] = {"relay_pps": round(ceiling), "offered_pps": round(min(offered))}
+    def offered_at_best(key: str) -> int:
+        """What the sender offered in the window of `key`'s best forwarded rate (the same window)."""
+        best = max(range(len(pps[key])), key=pps[key].__getitem__)
+        return round(offered[key][best])
+
+    out: dict[str, float | None] = {"relay_pps": round(ceiling), "offered_pps": offered_at_best("relay")}
     relay_cpu = median(cost["relay"])
     for key in ("veth", "nocache_veth"):
         veth = max(pps[key])
         out[f"{key}_pps"] = round(veth)
+        out[f"{key}_offered_pps"] = offered_at_best(key)
         out[f"{key}_ratio"] = round(veth / ceiling, 3) if ceiling else None
         out[f"{key}_cpu_us_per_pkt"] = round(median(cost[key]), 2)
         # user-space share (the rest is the kernel: receive, transmit into the veth, the peer's stack)
