@@ -59,6 +59,7 @@ test-fast: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 run: install
 	@if [ "$$(id -u)" != "0" ]; then echo "tributary run needs root for Mininet: use 'sudo make run'" >&2; exit 1; fi

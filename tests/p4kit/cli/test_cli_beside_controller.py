@@ -52,7 +52,9 @@ def controller():
 
 def test_reads_beside_a_controller_leave_it_primary(controller) -> None:
     addr, c, s = controller
-    r = cli(addr, "show_tables\ntable_num_entries MyIngress.ipv4_lpm\ncounter_read MyIngress.port_counter 1\n")
+    r = cli(
+        addr, "show_tables\ntable_num_entries MyIngress.ipv4_lpm\ncounter_read MyIngress.port_counter 1\n"
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "MyIngress.ipv4_lpm" in r.stdout
     assert "MyIngress.port_counter[1]=  BmCounterValue(packets=0, bytes=0)" in r.stdout

@@ -63,8 +63,8 @@ def run_on_both(
     batch: list[tuple[int, bytes]] = []
     for d in parse_stf(src.with_suffix(".stf").read_text()):
         if isinstance(d, PacketDirective):
-            if d.cmd != "packet":
-                continue
+            if d.cmd != "packet" or len(d.data) % 2:
+                continue  # an odd number of digits is never sent (p4kit-stf's runner, as p4c's)
             for port, data in variants(d.port, bytes.fromhex(d.data)):
                 same(a, b, port, data)
                 batch.append((port, data))

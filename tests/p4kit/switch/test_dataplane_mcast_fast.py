@@ -17,6 +17,7 @@ def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python data plane's own machinery: the native one stays off."""
     monkeypatch.setenv("P4KIT_NATIVE", "0")
 
+
 PROGRAM = Path(__file__).parent / "programs" / "mcast_egress.p4"
 
 

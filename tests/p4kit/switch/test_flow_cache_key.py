@@ -27,6 +27,7 @@ def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python data plane's own machinery: the native one stays off."""
     monkeypatch.setenv("P4KIT_NATIVE", "0")
 
+
 ROUTER = (Path(__file__).resolve().parent / "flowcache_router.p4").read_text()
 
 # The same router, but the ACL also reads checksum_error: the verified bytes become part of the key.

@@ -20,6 +20,7 @@ def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python data plane's own machinery: the native one stays off."""
     monkeypatch.setenv("P4KIT_NATIVE", "0")
 
+
 LANES = Path(__file__).parent / "programs" / "lanes.p4"
 OPS = ["store", "add", "maxed", "load", "sub", "mix", "chain"]
 REGS = [f"LanesIngress.lane{i}" for i in range(8)]

@@ -21,6 +21,7 @@ def _python_data_plane(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python data plane's own machinery: the native one stays off."""
     monkeypatch.setenv("P4KIT_NATIVE", "0")
 
+
 HERE = Path(__file__).parent
 PROGRAM = HERE / "programs" / "mcast_shared.p4"
 INC = HERE.parents[2] / "p4src" / "inc.p4"
