@@ -381,7 +381,7 @@ def run_inc(
     fabric = running.network.fabric
     index = P4InfoIndex(running.pipeline.p4info)
     allocator = Allocator([s.name for s in fabric.switches])
-    installer = JobInstaller(running.conns, index, progress)
+    installer = JobInstaller(running.conns, index, progress, running.zeroed)
     hosts = worker_hosts(running)
     runs: list[TenantRun] = []
     try:

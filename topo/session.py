@@ -7,10 +7,11 @@ import argparse
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from controller.inc.install import ZeroedCells
 from controller.p4rt import SwitchConnection
 from controller.provision import Pipeline, connect_all, provision
 from topo.network import WanNetwork, WanNetworkConfig
@@ -27,6 +28,8 @@ class RunningWan:
     pipeline: Pipeline
     run_dir: Path
     entries: int
+    # cells no job has used since provision() committed the pipelines: their resets can be left out
+    zeroed: ZeroedCells = field(default_factory=ZeroedCells)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

@@ -154,7 +154,7 @@ def run_strategy(
         return run
     fabric = running.network.fabric
     allocator = Allocator([s.name for s in fabric.switches])
-    installer = JobInstaller(running.conns, P4InfoIndex(running.pipeline.p4info), progress)
+    installer = JobInstaller(running.conns, P4InfoIndex(running.pipeline.p4info), progress, running.zeroed)
     plan = plan_job(fabric, allocator, TRAIN_TENANT, [[hosts]], inc_slots(cfg))
     installer.install(plan)
     try:

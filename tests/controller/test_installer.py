@@ -13,7 +13,9 @@ from controller.inc.install import (
     RESET_REGISTERS,
     InstallError,
     JobInstaller,
+    ZeroedCells,
     plan_items,
+    resets_for,
     tenant_entry,
 )
 from controller.inc.jobs import plan_job
@@ -65,6 +67,55 @@ def test_the_tools_installer_writes_what_the_service_would(tmp_path: Path) -> No
             conns[last.switch].delete([squatter])
             for name, conn in conns.items():
                 assert set(read_switch_state(conn, index)) == routes[name], name
+        finally:
+            for c in conns.values():
+                c.close()
+
+
+def test_cells_of_a_fresh_pipeline_are_not_reset_until_a_job_has_used_them() -> None:
+    zeroed = ZeroedCells()
+    assert zeroed.take("TYO", range(0, 8))  # never used: zeros since the pipeline was committed
+    assert zeroed.take("TYO", range(8, 16))  # beside it, not over it
+    assert zeroed.take("NYC", range(0, 8))  # another switch's cells are its own
+    assert not zeroed.take("TYO", range(4, 12))  # over used cells: they must be reset
+    assert not zeroed.take("TYO", range(0, 8))
+
+
+def test_a_job_on_fresh_switches_writes_no_resets_and_the_next_one_over_its_cells_does(
+    tmp_path: Path,
+) -> None:
+    pipeline = build_pipeline(tmp_path / "build")
+    with running_switches(tmp_path, pipeline) as sw:
+        index = P4InfoIndex(pipeline.p4info)
+        conns = connect_all(sw.topology.fabric, election_id=(0, 3))
+        try:
+            fabric = sw.topology.fabric
+            allocator = Allocator(sw.topology.sites)
+            zeroed = ZeroedCells()
+            hosts = [["TYOw1", "NYCw1", "LONw1"]]
+            first = plan_job(fabric, allocator, 5, [hosts], 4)
+            assert resets_for(index, first.switches, ZeroedCells()) == {}  # what install() will leave out
+            JobInstaller(conns, index, zeroed=zeroed).install(first)
+            for sr in first.switches:
+                for r in RESET_REGISTERS:
+                    [e] = conns[sr.switch].read([index.register_entry(r, sr.cells.base)])
+                    assert decode_value(e.register_entry.data.bitstring) == 0, (sr.switch, r)
+            # the job ran and left its cells as its last chunk did; then it is removed
+            for sr in first.switches:
+                conns[sr.switch].modify([index.register_entry(r, sr.cells.base, 77) for r in RESET_REGISTERS])
+            assert JobInstaller(conns, index, zeroed=zeroed).remove(first) == []
+            for owner in first.owner_keys:
+                allocator.release(owner)
+            second = plan_job(fabric, allocator, 6, [hosts], 4)
+            assert [(s.switch, s.cells.base) for s in second.switches] == [
+                (s.switch, s.cells.base) for s in first.switches
+            ]  # the same cells again
+            JobInstaller(conns, index, zeroed=zeroed).install(second)
+            for sr in second.switches:
+                for r in RESET_REGISTERS:
+                    [e] = conns[sr.switch].read([index.register_entry(r, sr.cells.base)])
+                    assert decode_value(e.register_entry.data.bitstring) == 0, (sr.switch, r)
+            JobInstaller(conns, index).remove(second)
         finally:
             for c in conns.values():
                 c.close()
