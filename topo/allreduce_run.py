@@ -503,6 +503,11 @@ def run_inc(
                 floor = sparse_report.dense_wan_floor(adm.plan.trees[0][0], blocks, spec.mode)
                 res.extra["dense_wan_floor_bytes"] = floor
                 res.extra["wan_fraction_of_dense_floor"] = round(moved["wan"] / floor, 4) if floor else None
+            if run.path == SWITCH_PATH and adm.plan is not None and res.bound_s and res.seconds:
+                res.extra["against_bound"] = where = _against_bound(
+                    res, adm.plan.trees[0][0].max_rtt_ms / 1000
+                )
+                progress(f"tenant {t}: {_bound_line(where)}")
             results.append(res)
         return results
     finally:
@@ -514,6 +519,26 @@ def run_inc(
                 progress(f"warning: removing tenant {plan.tenant}: {err}")
             for owner in plan.owner_keys:
                 allocator.release(owner)
+
+
+def _against_bound(res: AlgoResult, tree_rtt_s: float) -> dict[str, object]:
+    """topo.shortfall.against_bound (imported here: it imports this module's AlgoResult)."""
+    from topo.shortfall import against_bound
+
+    return against_bound(res, tree_rtt_s)
+
+
+def _bound_line(where: dict) -> str:
+    """One line of the run against its bound, and whether the machine's CPU could have set its pace:
+    the switches' and workers' CPU over the cores is the least time the machine needed for the work."""
+    b, cpu = where["bound"], where["cpu"]
+    return (
+        f"{where['seconds']:.3f} s, {where['times_bound']}x the bound of {where['bound_s']:.3f} s "
+        f"(busiest link {b['link_s']:.3f} s + slowest tree RTT {b['rtt_s']:.3f} s); "
+        f"CPU floor {cpu['floor_s']:.3f} s (switches {cpu['switches_s']:.2f} + workers {cpu['workers_s']:.2f} "
+        f"CPU-s over {cpu['cores']} cores: {cpu['floor_times_bound']}x the bound, "
+        f"{round(100 * cpu['share_of_run'])} % of the run)"
+    )
 
 
 def _union_blocks(reports: dict[str, dict]) -> int | None:

@@ -4,9 +4,8 @@ floor of the work the run's switches and workers did, and the retransmissions by
 from __future__ import annotations
 
 
-def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions() -> None:
+def _run() -> object:
     from topo.allreduce_run import AlgoResult
-    from topo.shortfall import against_bound
 
     stats = {
         "cpu_ms": 600,
@@ -20,7 +19,13 @@ def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions(
     }
     inc = AlgoResult("inc-t1", 1.0, 262144, True, 0.0, bound_s=0.373, stats=stats)
     inc.extra = {"switch_cpu_s": {"TYO": 0.25, "NYC": 0.4, "LON": 0.25}}
-    out = against_bound(inc, tree_rtt_s=0.162, cores=2)
+    return inc
+
+
+def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions() -> None:
+    from topo.shortfall import against_bound
+
+    out = against_bound(_run(), tree_rtt_s=0.162, cores=2)  # type: ignore[arg-type]
     assert out["times_bound"] == 2.68
     assert out["bound"] == {"link_s": 0.211, "rtt_s": 0.162}
     cpu = out["cpu"]
@@ -36,3 +41,14 @@ def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions(
         "share": 0.069,
     }
     assert out["rtt_ms"] == {"max_srtt": 430.0, "max_base": 170.0}
+
+
+def test_the_allreduce_prints_the_run_beside_its_bound_and_its_cpu_floor() -> None:
+    from topo.allreduce_run import _bound_line
+    from topo.shortfall import against_bound
+
+    line = _bound_line(against_bound(_run(), tree_rtt_s=0.162, cores=2))  # type: ignore[arg-type]
+    assert line == (
+        "1.000 s, 2.68x the bound of 0.373 s (busiest link 0.211 s + slowest tree RTT 0.162 s); "
+        "CPU floor 0.750 s (switches 0.90 + workers 0.60 CPU-s over 2 cores: 2.01x the bound, 75 % of the run)"
+    )
