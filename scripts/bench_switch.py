@@ -510,12 +510,9 @@ while True:
 """
 
 
-def rx_packets(ns: str, iface: str) -> int:
-    return int(sh("cat", f"/sys/class/net/{iface}/statistics/rx_packets", ns=ns).stdout)
-
-
-def tx_packets(ns: str, iface: str) -> int:
-    return int(sh("cat", f"/sys/class/net/{iface}/statistics/tx_packets", ns=ns).stdout)
+def rx_packets(ns: str, iface: str, way: str = "rx") -> int:
+    """The interface's counter of packets received (`way` "tx": sent)."""
+    return int(sh("cat", f"/sys/class/net/{iface}/statistics/{way}_packets", ns=ns).stdout)
 
 
 def measure(
@@ -554,13 +551,13 @@ def measure(
     # offered and forwarded over the same window: the sender's interface counter beside the
     # receiver's (the sender's own count would include its start-up, and read below the forwarded rate)
     s0, c0, t0 = (
-        tx_packets(names["ns1"], names["h1"]),
+        rx_packets(names["ns1"], names["h1"], "tx"),
         rx_packets(names["ns2"], names["h2"]),
         time.monotonic(),
     )
     time.sleep(seconds)
     s1, c1, t1 = (
-        tx_packets(names["ns1"], names["h1"]),
+        rx_packets(names["ns1"], names["h1"], "tx"),
         rx_packets(names["ns2"], names["h2"]),
         time.monotonic(),
     )

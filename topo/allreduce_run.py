@@ -37,6 +37,7 @@ from edge.runner import SPARSE_MODES, expected_sum, worker_data
 from edge.sparse import float_error_bound
 from topo import bounds, linkbytes, sparse_report
 from topo.session import RunningWan
+from topo.shortfall import against_bound
 
 PACKED_MODES = ("int8", "int4")  # integer modes packed on the host link (edge/lowprec.py)
 NEEDS_SLOTS_OF_8 = (*PACKED_MODES, "mxint8")  # modes whose packets carry 4 or 8 chunks
@@ -504,7 +505,7 @@ def run_inc(
                 res.extra["dense_wan_floor_bytes"] = floor
                 res.extra["wan_fraction_of_dense_floor"] = round(moved["wan"] / floor, 4) if floor else None
             if run.path == SWITCH_PATH and adm.plan is not None and res.bound_s and res.seconds:
-                res.extra["against_bound"] = where = _against_bound(
+                res.extra["against_bound"] = where = against_bound(
                     res, adm.plan.trees[0][0].max_rtt_ms / 1000
                 )
                 progress(f"tenant {t}: {_bound_line(where)}")
@@ -519,13 +520,6 @@ def run_inc(
                 progress(f"warning: removing tenant {plan.tenant}: {err}")
             for owner in plan.owner_keys:
                 allocator.release(owner)
-
-
-def _against_bound(res: AlgoResult, tree_rtt_s: float) -> dict[str, object]:
-    """topo.shortfall.against_bound (imported here: it imports this module's AlgoResult)."""
-    from topo.shortfall import against_bound
-
-    return against_bound(res, tree_rtt_s)
 
 
 def _bound_line(where: dict) -> str:

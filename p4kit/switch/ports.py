@@ -196,6 +196,7 @@ class PortLoop:
         self.native_loop_active = False  # the native port loop holds the ports now
         self.native_entries = 0  # times the native port loop took the ports over
         self._pio: Any = None
+        self._pio_module: Any = None  # portio's module (its run() reasons), once the loop is open
         self._native_seen: dict[int, tuple[int, ...]] = {}
         self._native_failures = 0
         self._seed = seed
@@ -242,17 +243,14 @@ class PortLoop:
         self, port: Port, params: LinkParams | None, pcap_dir: str | None, seed: int | None
     ) -> SendFn:
         send: SendFn = port.tx.send
-        if self._use_tx_ring and self._native is not None and params is not None and params.needs_timer:
-            # the native port loop sends a delayed frame from its own thread, through a ring; the
-            # Python one keeps send() from its timer thread
+        delayed = params is not None and params.needs_timer
+        if self._use_tx_ring and (not delayed or self._native is not None):
+            # A transmit ring saves a syscall per frame, and it is safe where one thread transmits: the
+            # loop thread. The Python loop sends a delayed frame from the emulator's timer thread, so a
+            # shaped port keeps send() there; the native loop sends it from its own thread, the ring's.
             with contextlib.suppress(OSError):
                 port.open_tx_ring()
-        if self._use_tx_ring and not (params is not None and params.needs_timer):
-            # Only the loop thread transmits on this port: a transmit ring is safe and saves a syscall
-            # per frame. (Delayed frames leave from the timer thread, so shaped ports keep send().)
-            with contextlib.suppress(OSError):
-                port.open_tx_ring()
-            if port.tx_ring is not None:
+            if port.tx_ring is not None and not delayed:
                 self._tx_rings.append(port.tx_ring)
                 send = _ring_sender(port.tx_ring, port.tx.send)
                 if not pcap_dir and not (params is not None and params.active):

@@ -417,7 +417,7 @@ static PyObject *py_run(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
     return res;
 }
 
-/* process(entry, port, frames, t0_ns) -> [(ingress, frame) for the CPU port]: frames that did not
+/* process(entry, cpu_port, port, frames, t0_ns) -> [(ingress, frame) for the CPU port]: frames that did not
    come from a ring (packet-out), through the pipeline and out as the loop sends */
 static PyObject *py_process(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     pio_t *S = (pio_t *)self;
