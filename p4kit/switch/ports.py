@@ -87,6 +87,7 @@ class PortStats:
     tx: int = 0
     tx_errors: int = 0
     truncated: int = 0  # frames too long for a receive ring slot (dropped)
+    rx_errors: int = 0  # errors the receive socket reported (ENETDOWN: the interface went down or away)
 
 
 @dataclass
@@ -385,7 +386,9 @@ class PortLoop:
                 if self.native_loop_active:
                     self._leave_native(pio)
                 events = poller.poll(0.2)
-                for fd, _ in events:
+                for fd, mask in events:
+                    if mask & (select.EPOLLERR | select.EPOLLHUP) and fd != self._wake_fd:
+                        self._take_error(by_fd[fd])
                     if fd == self._wake_fd:
                         with contextlib.suppress(BlockingIOError):
                             os.eventfd_read(self._wake_fd)
@@ -506,6 +509,8 @@ class PortLoop:
             before = seen.get(number, (0,) * 8)
             d = [a - b for a, b in zip(now, before, strict=True)]
             seen[number] = now
+            if row[10] != self.ports[number].stats.rx_errors:
+                self._port_errors(self.ports[number], row[10], row[11])
             if not any(d):
                 continue
             st = self.ports[number].stats
@@ -560,6 +565,19 @@ class PortLoop:
             if send is not None:
                 with contextlib.suppress(OSError):
                     send(out_frame)
+
+    def _take_error(self, port: Port) -> None:
+        """Read (and so clear) the receive socket's pending error. Until someone reads it, epoll reports
+        it on every call: a switch whose interface went down (Mininet removing its veths) would spin."""
+        err = port.rx.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            self._port_errors(port, port.stats.rx_errors + 1, err)
+
+    def _port_errors(self, port: Port, total: int, err: int) -> None:
+        """Count the receive socket's errors; the first few are logged with the latest one's reason."""
+        before, port.stats.rx_errors = port.stats.rx_errors, total
+        if before < 3:
+            log.warning("port %d (%s): %s", port.number, port.iface, os.strerror(err))
 
     def _drain_port(self, port: Port) -> None:
         """The hot path: up to `batch` frames from one port, each through the dataplane and out."""

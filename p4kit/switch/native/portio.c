@@ -75,6 +75,8 @@ typedef struct {
     uint64_t rng;
     /* statistics (PortStats, LinkStats) */
     uint64_t rx, tx, tx_errors, truncated, submitted, sent, lost, tail_dropped;
+    uint64_t rx_errors; /* errors the receive socket reported (the interface went down, ...) */
+    int last_error;     /* the latest of them (errno) */
 } cport_t;
 
 typedef struct {
@@ -335,6 +337,26 @@ static PyObject *take_cpu(pio_t *S) {
 
 /* ---------------------------------------------------------------- methods */
 
+/* A receive socket's pending error (ENETDOWN when its interface goes down or away) makes poll() report
+   POLLERR until someone reads it, and nothing else clears it: without this the loop would wake at once
+   forever, two cores busy for a switch whose veths Mininet is removing. Reading SO_ERROR clears it; the
+   count and the errno reach PortStats (rx_errors), where the Python side logs them. */
+static void take_errors(pio_t *S, struct pollfd *pfd) {
+    for (int i = 0; i < S->nports; i++) {
+        if (pfd[i].revents & POLLNVAL) { /* closed under us: poll it no more */
+            pfd[i].fd = -1;
+            continue;
+        }
+        if (!(pfd[i].revents & (POLLERR | POLLHUP))) continue;
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(pfd[i].fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0) {
+            S->ports[i].rx_errors++;
+            S->ports[i].last_error = err;
+        }
+    }
+}
+
 /* run(entry, cpu_port, timeout_s, t0_ns) -> (reason, [(ingress, frame) for the CPU port]) */
 static PyObject *py_run(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     pio_t *S = (pio_t *)self;
@@ -399,6 +421,7 @@ static PyObject *py_run(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
         Py_BEGIN_ALLOW_THREADS
         r = ppoll(pfd, (nfds_t)(S->nports + 1), &ts, NULL);
         Py_END_ALLOW_THREADS
+        if (r > 0) take_errors(S, pfd);
         if (r > 0 && (pfd[S->nports].revents & POLLIN)) {
             S->interrupt = 0;
             reason = R_WAKE;
@@ -621,7 +644,8 @@ static PyObject *py_take_pending(PyObject *self, PyObject *unused) {
     return l;
 }
 
-/* stats() -> [(port, rx, tx, tx_errors, truncated, submitted, sent, lost, tail_dropped, queued)] */
+/* stats() -> [(port, rx, tx, tx_errors, truncated, submitted, sent, lost, tail_dropped, queued, rx_errors,
+   last_error)] */
 static PyObject *py_stats(PyObject *self, PyObject *unused) {
     (void)unused;
     pio_t *S = (pio_t *)self;
@@ -629,11 +653,12 @@ static PyObject *py_stats(PyObject *self, PyObject *unused) {
     if (l == NULL) return NULL;
     for (int i = 0; i < S->nports; i++) {
         cport_t *p = &S->ports[i];
-        PyObject *t = Py_BuildValue("(iKKKKKKKKI)", p->number, (unsigned long long)p->rx,
+        PyObject *t = Py_BuildValue("(iKKKKKKKKIKi)", p->number, (unsigned long long)p->rx,
                                     (unsigned long long)p->tx, (unsigned long long)p->tx_errors,
                                     (unsigned long long)p->truncated, (unsigned long long)p->submitted,
                                     (unsigned long long)p->sent, (unsigned long long)p->lost,
-                                    (unsigned long long)p->tail_dropped, p->q_n);
+                                    (unsigned long long)p->tail_dropped, p->q_n,
+                                    (unsigned long long)p->rx_errors, p->last_error);
         if (t == NULL) {
             Py_DECREF(l);
             return NULL;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from p4kit.switch.runtime import PacketIn, Switch
 from tests.localports import free_port
 
 from . import _switch_programs
-from ._switch_testnet import have_root_net, hosts_net
+from ._switch_testnet import have_root_net, hosts_net, sh
 from .test_flow_cache_key import ROUTER, frame
 from .test_queues_veth import sniff as queues_sniff
 
@@ -45,13 +46,16 @@ def router(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _start(net, json_path: Path | None, links: dict[int, LinkParams] | None = None) -> RunningSwitch:
+def _start(
+    net, json_path: Path | None, links: dict[int, LinkParams] | None = None, native: bool = True
+) -> RunningSwitch:
     opts = SwitchOptions(
         interfaces=net.ports(),
         json_path=str(json_path) if json_path else None,
         grpc_addr=f"127.0.0.1:{free_port()}",
         links=links or {},
         seed=7,
+        native=native,
     )
     running = start(opts)
     if json_path is not None:
@@ -139,6 +143,49 @@ def test_every_frame_arrives_exactly_and_in_order(router: Path) -> None:
     assert still_native
     assert got == _expected(router, frames)
     assert stats[0].rx >= len(frames) and stats[1].tx >= len(frames)
+
+
+def _cpu_s() -> float:
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native-loop", "python-loop"])
+def test_a_port_that_goes_down_neither_spins_the_loop_nor_is_lost(router: Path, native: bool) -> None:
+    """A receive socket whose interface went down holds an error (ENETDOWN) that poll reports until it
+    is read: a loop that never read it woke at once forever (a whole core per switch while Mininet took
+    its veths away). The error is read, counted and logged; the loop sleeps; once the interface is up
+    again, frames flow as before."""
+    if not have_root_net():
+        pytest.skip("needs root and iproute2")
+    frames = _frames(100)
+    with hosts_net(2, subnet="10.93.0") as net:
+        h1, h2 = net.hosts
+        running = _start(net, router, native=native)
+        try:
+            _wait_native(running, on=native)
+            sh("ip", "link", "set", net.switch_ifaces[0], "down")
+            time.sleep(0.3)
+            before = _cpu_s()
+            time.sleep(1.0)
+            idle_cpu = _cpu_s() - before
+            errors = running.ports.ports[1].stats.rx_errors
+            sh("ip", "link", "set", net.switch_ifaces[0], "up")
+            end = time.monotonic() + 5
+            while "LOWER_UP" not in sh("ip", "link", "show", net.switch_ifaces[0]).stdout:
+                assert time.monotonic() < end, "the interface did not come back up"
+                time.sleep(0.05)
+            proc, got, _reader, _ = sniff(h2.ns, h2.iface, len(frames), timeout=10)
+            _send(h1.ns, h1.iface, frames)
+            _collect(got, len(frames))
+            proc.wait(timeout=15)
+            still_native = running.ports.native_loop_active
+        finally:
+            running.close()
+    assert idle_cpu < 0.3, f"the port loop used {idle_cpu:.2f} CPU-s in 1 s with a port down"
+    assert errors >= 1
+    assert still_native == native
+    assert got == _expected(router, frames)
 
 
 def test_a_table_write_during_traffic_takes_effect_between_batches(router: Path) -> None:
