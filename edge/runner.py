@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import json
+import resource
 import sys
 import time
 import traceback
@@ -144,6 +145,19 @@ def run(spec: dict) -> dict:
     return _timed(spec, algo, data, masks, density, key_exchange_s, stats, comm)
 
 
+def _cpu_split(before: resource.struct_rusage, after: resource.struct_rusage) -> dict[str, int]:
+    """Where the timed part's CPU went: the worker's own code (user) or the kernel's (system: its sends
+    and receives, and the switch's receive of what it sends, which runs in the sender's system call on
+    a veth), and how often it slept (voluntary context switches: one per wait for a packet) or was
+    put aside for another process (involuntary: the machine's cores were all busy)."""
+    return {
+        "cpu_user_ms": round((after.ru_utime - before.ru_utime) * 1000),
+        "cpu_sys_ms": round((after.ru_stime - before.ru_stime) * 1000),
+        "sleeps": after.ru_nvcsw - before.ru_nvcsw,
+        "preempted": after.ru_nivcsw - before.ru_nivcsw,
+    }
+
+
 def _timed(
     spec: dict,
     algo: str,
@@ -160,6 +174,7 @@ def _timed(
     if lag < 0:
         time.sleep(-lag)
     c0 = time.process_time()  # this process's CPU during the timed allreduce (the report's cpu_ms)
+    u0 = resource.getrusage(resource.RUSAGE_SELF)
     g0 = collections()
     t0 = time.time()
     if algo == "inc":
@@ -194,6 +209,7 @@ def _timed(
         raise ValueError(f"unknown algorithm {algo!r}")
     t1 = time.time()
     stats["cpu_ms"] = round((time.process_time() - c0) * 1000)
+    stats.update(_cpu_split(u0, resource.getrusage(resource.RUSAGE_SELF)))
     stats["gc_collections"] = collections() - g0
     np.save(spec["out"], result)
     return {

@@ -144,6 +144,7 @@ class TransferStats:
     unpacked_calls: int = 0  # narrow inputs sent as int32 lanes (slots not a multiple of 4, or --secure)
     early_retransmissions: int = 0  # of the retransmissions: sent because a later chunk's result came first
     repeat_retransmissions: int = 0  # of the retransmissions: a chunk's second or later one (a lost repair)
+    repair_copies: int = 0  # copies of repairs sent in the tail (ReduceStream._copy_lag), not retransmissions
     tail_probes: int = 0  # of the retransmissions: the newest chunk, sent again once the results paused
     blind_timeouts: int = 0  # of the retransmissions: timeouts before any result of the call came
     repeats_shortened: int = 0  # of the repeats: the repair's wait had been cut, the chunks ahead back
@@ -173,6 +174,7 @@ class _InFlight:
     due: float = float("inf")  # when its repair counts as lost (ReduceStream.repairs)
     repaired_at: float = 0.0  # when its first repair went
     shortened: bool = False  # its repair's wait was cut once the chunks ahead were back
+    copied: bool = False  # a copy of it went (ReduceStream._copy_lag): its RTT is no clean sample
 
 
 @dataclass
@@ -265,42 +267,63 @@ class Pacer:
     Why: the window must cover the path's bandwidth-delay product from the first RTT, but that many
     packets sent at once would overflow the first link's queue (1,000 packets of 322 bytes at 50 Mbit/s
     are 52 ms, a third of the WAN's RTT) and make the RTTs of everything behind them a queue's. Spaced
-    at the link's rate, they arrive as fast as the link drains them. The bucket holds `burst` packets,
-    so a Python loop wakes once per burst (about 2 ms), not once per packet. A rate of 0 paces nothing.
+    at the link's rate, they arrive as fast as the link drains them. The bucket holds `burst` packets
+    (2 ms of them, 8 to 64), so a Python loop wakes once per few packets (ReduceStream.wakeup), not once
+    per packet. While the caller is busy sending, it holds `catch_up` (8 ms, 8 to 256): a worker that
+    woke late, its core busy with a switch or another worker, sends the time it lost instead of losing
+    it, and the burst waits a few ms in the link's queue. With 2 ms there too, the three-site workers'
+    last new chunk went out 13-33 ms (once 100 ms) after the 211 ms that 4,096 chunks take at the
+    link's rate; with 8 ms, 0-6 ms after (scripts/repro_stall.py, `max_all_sent_s`). A caller that had
+    nothing to send (`rest`: the window or the slots held it back) gets the small bucket back: its pause
+    is no lateness, and 8 ms of eighteen workers at once into a CPU-bound switch made the repairs wait
+    behind each other's copies (tests/edge/test_worker_queue.py). A rate of 0 paces nothing.
     """
 
     rate: float = 0.0  # packets per second
     burst: float = 8.0
+    catch_up: float = 8.0
     tokens: float = 0.0
     stamp: float = float("-inf")
+    resting: bool = True  # the caller had nothing to send when it last looked: the small bucket
 
-    BURST_S = 0.002  # the bucket: 2 ms of packets, 8 to 64 of them
-    MIN_BURST, MAX_BURST = 8.0, 64.0
+    BURST_S, CATCH_UP_S = 0.002, 0.008  # the buckets: 2 ms of packets (8 to 64), 8 ms (8 to 256)
+    MIN_BURST, MAX_BURST, MAX_CATCH_UP = 8.0, 64.0, 256.0
 
     def set_rate(self, rate: float) -> None:
         """Pace at `rate` packets per second from now on (0: no pacing)."""
         if rate != self.rate:
             self.rate = rate
             self.burst = min(self.MAX_BURST, max(self.MIN_BURST, rate * self.BURST_S))
-            self.tokens = min(self.tokens, self.burst)
+            self.catch_up = min(self.MAX_CATCH_UP, max(self.MIN_BURST, rate * self.CATCH_UP_S))
+            self.tokens = min(self.tokens, self._cap())
+
+    def _cap(self) -> float:
+        return self.burst if self.resting else self.catch_up
 
     def allowance(self, now: float) -> int:
         """How many packets may go now (a large number when unpaced)."""
         if not self.rate:
             return 1 << 30
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.tokens = min(self._cap(), self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
+        self.resting = False
         return int(self.tokens + 1e-9)
+
+    def rest(self) -> None:
+        """The caller stopped with tokens left (nothing it may send): until it looks again, the tokens
+        its pause earns fill the small bucket only."""
+        self.resting = True
+        self.tokens = min(self.tokens, self.burst)
 
     def spend(self, packets: int = 1) -> None:
         if self.rate:
             self.tokens -= packets
 
     def ready_at(self, now: float, packets: float) -> float:
-        """When `packets` (at most a burst) may go."""
+        """When `packets` (at most a bucket) may go."""
         if not self.rate:
             return now
-        missing = min(packets, self.burst) - self.tokens
+        missing = min(packets, self._cap()) - self.tokens
         return now if missing <= 0 else max(now, self.stamp + missing / self.rate)
 
 
@@ -581,6 +604,7 @@ class ReduceStream:
         self.fresh: deque[int] = deque()  # indices sent once, in send (= index) order; lazily pruned
         self.lost: deque[int] = deque()  # indices found lost, waiting for their retransmission
         self.repairs: list[tuple[float, int, int]] = []  # (deadline, index, retries) of retransmitted ones
+        self.copies: list[tuple[float, int, int]] = []  # (when, index, retries): repairs' copies (_copy_lag)
         # (mark, index, retries) of repairs sent behind a backlog: `mark` is the newest chunk ahead of the
         # repair in every worker's queue (pump). Once a result of it (or of a later chunk) came, the chunks
         # ahead of the repair are back and the repair is due within the path's RTT, whatever the backlog
@@ -641,7 +665,7 @@ class ReduceStream:
             "probe": self.probe,
         }
 
-    def _send(self, index: int, retransmit: bool) -> bool:
+    def _send(self, index: int, retransmit: bool, extra: bool = False) -> bool:
         chunk = (self.first + self.groups * index) % self.space
         job = self.job
         slot, copy = slot_of(chunk, job.nslots)
@@ -658,10 +682,14 @@ class ReduceStream:
             return False
         self.stats.packets_sent += 1
         self.stats.bytes_sent += len(payload) + FRAME_OVERHEAD
-        if retransmit:
+        if extra:
+            self.stats.repair_copies += 1
+        elif retransmit:
             self.stats.retransmissions += 1
         return True
 
+    COPY_BACKLOG = 0.030  # no copies behind a queue longer than this (s): they would only lengthen it
+    COPY_MARGIN = 0.030  # a repair's copy reaches the root this long after the hole's last repair would
     REORDER = 2  # a chunk is lost once a result came for a chunk sent this many after it
 
     def _detect(self, now: float) -> None:
@@ -805,6 +833,11 @@ class ReduceStream:
                 self.stats.first_repairs += 1
             f.due = now + wait
             heapq.heappush(self.repairs, (f.due, i, f.retries))
+            if self.next_index >= self.total and self._room_for_copies(now, backlog):
+                # the tail, and no queue ahead: the links and the switches have room for a copy
+                lag = self._copy_lag()
+                if lag < 0.8 * wait:
+                    heapq.heappush(self.copies, (now + lag, i, f.retries))
             if timing.control is not None:  # the only case with a backlog estimate (_queue_ahead)
                 # ahead of it: the chunks sent before it, and those sent in the next slowest-path RTT at
                 # the link's rate, while the farthest worker, which sees the hole up to that much later,
@@ -821,6 +854,18 @@ class ReduceStream:
             if not self.longest or wait > self.longest[3]:
                 queue = round(timing.queue(now), 4)
                 self.longest = (at, i, f.retries, round(wait, 4), counted, queue)
+        copies = self.copies
+        while copies and budget > 0 and copies[0][0] <= now:
+            _, i, retries = copies[0]
+            f = inflight.get(i)
+            if f is not None and f.retries == retries and self._room_for_copies(now, self._queue_ahead(now)):
+                if not self._send(i, retransmit=True, extra=True):
+                    self.blocked = True
+                    return
+                budget -= 1
+                pacer.spend()
+                f.copied = True
+            heapq.heappop(copies)
         window = timing.window.size
         # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
         while budget > 0 and self.next_index < self.total and len(inflight) < window:
@@ -839,6 +884,37 @@ class ReduceStream:
                 self.all_sent = now
                 if timing.control is not None:
                     self.tail_rate_bps = timing.control.rate_bps
+                # the last chunks, whose loss no later result can show (REORDER): a copy each, so that
+                # a loss among them costs no tail-loss probe (which waits more than an RTT)
+                lag = self._copy_lag() if self._room_for_copies(now, self._queue_ahead(now)) else float("inf")
+                for j in range(max(0, self.total - self.REORDER - 1), self.total):
+                    f = inflight.get(j)
+                    if f is not None and not f.retries:
+                        heapq.heappush(self.copies, (f.first_sent + lag, j, 0))
+        if budget > 0:
+            pacer.rest()  # held back by the window, the slots or the end, not by the pace
+
+    def _room_for_copies(self, now: float, backlog: float | None) -> bool:
+        """Whether a copy finds the path idle: no queue counted ahead (_queue_ahead, once it is known)
+        and none in the latest clean RTT (PathTiming.queue). Behind a queue a copy would wait in it
+        beside the packet it copies, and make it longer for everybody: a CPU-bound switch (nine sites,
+        or the simulated switch of tests/edge/test_worker_queue.py) then served copies, not repairs."""
+        queue = self.timing.queue(now)
+        return (backlog or 0.0) < self.COPY_BACKLOG and queue < self.COPY_BACKLOG
+
+    def _copy_lag(self) -> float:
+        """When a repair's copy goes, after the repair: once the root has the hole's repairs from every
+        worker, so that the copy finds the chunk complete and the root answers it (docs/protocol.md,
+        "Repair copies"). A hole of the farthest worker is filled at the root 2 x its one-way delay after
+        the root sent the result that shows it, and this worker's repair (sent one one-way delay after
+        that result) arrives at 2 x its own: so the copy waits twice the difference. The one-way delays
+        come from the tree's slowest path RTT (2 x the farthest worker's) and this worker's clean RTT
+        (its own one-way delay and the farthest worker's: a chunk completes with its last
+        contribution). inf when either is unknown: no copy."""
+        path, base = self.timing.path_rtt, self.timing.window.base_rtt
+        if not path or base == float("inf"):
+            return float("inf")
+        return max(0.0, 2.0 * (path - base)) + self.COPY_MARGIN
 
     def _queue_ahead(self, now: float) -> float | None:
         """Seconds of queue ahead of a packet sent now (None: unknown, before BACKLOG_RESULTS results and
@@ -888,6 +964,8 @@ class ReduceStream:
                 break
         if self.repairs:
             at = min(at, self.repairs[0][0])
+        if self.copies:
+            at = min(at, self.copies[0][0])
         return min(at, self._probe_at())
 
     def receive(self, payload: bytes | memoryview, source: tuple[str, int], now: float) -> bool:
@@ -963,7 +1041,8 @@ class ReduceStream:
             # the probe went out long after every chunk still waiting, on the same FIFO paths as theirs
             # and everybody's: no reordering window is left for them
             self.vouched = index
-        clean = f is not None and f.retries == 0 and in_order  # a clean sample (RttEstimator)
+        # a clean sample (RttEstimator): sent once, in order, and not answered by a later copy of it
+        clean = f is not None and f.retries == 0 and not f.copied and in_order
         self.timing.on_result(now, self.frame_bytes, now - f.first_sent if clean and f else None)
         self.stats.results += 1
         self.last_progress = now

@@ -98,7 +98,8 @@ def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) 
     Beside it: the CPU the switches and the workers used over the run, and `cpu_floor_s`, the least
     time the machine's cores needed for that work even if they did nothing else; the retransmissions,
     by what set them off (a later result showing the hole, a timeout of a chunk sent once, a tail-loss
-    probe, a lost repair); and the RTTs the workers measured (a smoothed RTT well above the base is a queue)."""
+    probe, a lost repair) and the copies sent beside them; and the RTTs the workers measured (a smoothed
+    RTT well above the base is a queue)."""
     cores = cores or os.cpu_count() or 1
     stats = inc.stats
     switch_cpu = inc.extra.get("switch_cpu_s", {})
@@ -117,6 +118,10 @@ def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) 
         "cpu": {
             "switches_s": round(sw, 2),
             "workers_s": round(workers, 2),
+            # of the workers' CPU: their own code, and the kernel's (their sends and receives, and on a
+            # veth the switch's receive of what they send, which runs in the sender's system call)
+            "workers_user_s": round(stats.get("cpu_user_ms", 0) / 1000.0, 2),
+            "workers_system_s": round(stats.get("cpu_sys_ms", 0) / 1000.0, 2),
             "cores": cores,
             "floor_s": round(floor, 3),
             "floor_times_bound": round(floor / inc.bound_s, 2) if inc.bound_s else None,
@@ -129,6 +134,7 @@ def against_bound(inc: AlgoResult, tree_rtt_s: float, cores: int | None = None) 
             "tail_probes": probes,
             "lost_repairs": repeats,
             "share": round(resent / stats["packets_sent"], 3) if stats.get("packets_sent") else None,
+            "copies": int(stats.get("repair_copies", 0)),  # beside them (docs/protocol.md, repair copies)
         },
         "rtt_ms": {"max_srtt": stats.get("max_srtt_ms", 0.0), "max_base": stats.get("max_base_rtt_ms", 0.0)},
     }

@@ -49,14 +49,15 @@ def test_the_pacer_spaces_packets_at_its_rate_in_small_bursts() -> None:
     p = Pacer()
     assert p.allowance(0.0) == 1 << 30  # no rate: nothing is paced
     p.set_rate(20_000.0)  # 50 us a packet; the bucket holds 2 ms of them
-    assert p.burst == 40
+    assert p.burst == 40 and p.catch_up == 160
     assert p.allowance(0.0) == 40  # a full bucket at first
-    assert p.allowance(1.0) == 40  # it never holds more than a burst, however long it waited
+    p.rest()
+    assert p.allowance(1.0) == 40  # after a pause it never holds more than a burst, however long
     p.spend(40)
     assert p.allowance(1.0005) == 10
     p.spend(10)
     assert p.ready_at(1.0005, 8) == pytest.approx(1.0009)  # 8 packets take 400 us to earn
-    assert p.ready_at(1.0005, 1000) == pytest.approx(1.0025)  # at most a burst is waited for
+    assert p.ready_at(1.0005, 1000) == pytest.approx(1.0085)  # at most the catch-up bucket is waited for
     sent, t = 0, 1.0005
     while t < 1.1005:  # a caller that pumps every 0.7 ms sends at the rate
         t += 0.0007
@@ -64,8 +65,16 @@ def test_the_pacer_spaces_packets_at_its_rate_in_small_bursts() -> None:
         p.spend(n)
         sent += n
     assert abs(sent - 20_000 * (t - 1.0005)) <= 1
+    assert p.allowance(t + 0.005) == 100  # a busy caller 5 ms late sends the 5 ms it missed
+    p.spend(100)
+    assert p.allowance(t + 0.025) == 160  # 8 ms at most
+    p.spend(160)
+    p.rest()  # it had nothing to send: its pause earns the small bucket only
+    assert p.allowance(t + 0.045) == 40
     p.set_rate(1000.0)
-    assert p.burst == 8  # never fewer than 8 a wakeup
+    assert p.burst == 8 and p.catch_up == 8  # never fewer than 8 a wakeup
+    p.set_rate(1e6)
+    assert p.burst == 64 and p.catch_up == 256
 
 
 def test_rate_control_drains_a_queue_below_the_delivered_rate_and_climbs_back() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from edge.protocol import (
     F_RESULT,
+    F_RETRANSMIT,
     F_VERSION,
     INC_LANES,
     INC_UDP_PORT,
@@ -276,7 +277,7 @@ def test_repairs_in_the_tail_go_at_least_at_the_pace_the_last_new_chunk_went_at(
     t += 0.01  # the pacer's bucket is full again
     s.pump(t)
     assert s.timing.pacer.rate == pytest.approx(10_000)  # not 156 a second
-    assert len(sent) - 40 == s.timing.pacer.burst  # a full burst of repairs at once
+    assert len(sent) - 40 == 30  # all thirty at once (the floor's pace: a burst of 8, then 156 a second)
 
 
 def test_the_queue_ahead_of_a_repair_drains_at_the_mean_rate_of_the_call_and_counts_the_repairs() -> None:
@@ -369,3 +370,84 @@ def test_a_repair_sent_while_chunks_go_out_waits_for_what_the_farthest_worker_se
     assert queue is not None and queue < 0.2  # the new chunks sent since are few, and quick by now
     s.pump(0.6)
     assert not s.behind and s.inflight[16].due == pytest.approx(0.6 + s.timing.repair_timeout(1, 0.6, queue))
+
+
+def test_a_repair_in_the_tail_gets_a_copy_once_the_farthest_workers_repair_is_at_the_root() -> None:
+    """A hole of the farthest worker is filled at the root 2 x its one-way delay after the root sent the
+    result that shows it; a nearer worker's repair arrives before that and is absorbed, so when the
+    multicast of the repaired result is lost on its way back, that worker waited a whole repair timeout
+    for its second repair. A copy sent twice the difference of the one-way delays later (plus a margin)
+    finds the chunk complete, and the root answers it. Here the tree's slowest path is 0.2 s and this
+    worker's clean RTT 0.15 s (its own one-way delay and the farthest worker's): 0.05 s apart, so the
+    copy goes 2 x 0.05 + 0.03 s after the repair."""
+    j = job(nslots=16, rto_s=1.0, path_rtt_s=0.2)
+    s, sent = stream(j, chunks=8)
+    s.pump(0.0)
+    assert len(sent) == 8  # all sent: the tail
+    for c in (0, 1, 3, 4, 5, 6, 7):
+        assert s.receive(result(j, c), SWITCH, 0.15)
+    s.pump(0.15)
+    assert [IncHeader.unpack(p).chunk for p in sent[8:]] == [2]  # the repair
+    lag = 2 * (0.2 - 0.15) + ReduceStream.COPY_MARGIN
+    assert s.wakeup(0.2) == pytest.approx(0.15 + lag)
+    s.pump(0.15 + lag - 0.001)
+    assert len(sent) == 9
+    s.pump(0.15 + lag + 0.001)
+    copy = IncHeader.unpack(sent[9])
+    assert copy.chunk == 2 and copy.flags & F_RETRANSMIT
+    assert s.stats.repair_copies == 1 and s.stats.retransmissions == 1  # a copy is no retransmission
+    assert s.receive(result(j, 2), SWITCH, 0.4)
+    s.pump(0.5)
+    assert len(sent) == 10  # one copy a repair
+
+
+def test_no_copy_goes_once_the_result_is_back() -> None:
+    j = job(nslots=16, rto_s=1.0, path_rtt_s=0.2)
+    s, sent = stream(j, chunks=8)
+    s.pump(0.0)
+    for c in (0, 1, 3, 4, 5, 6, 7):
+        assert s.receive(result(j, c), SWITCH, 0.15)
+    s.pump(0.15)
+    assert s.receive(result(j, 2), SWITCH, 0.2)  # the repair's result, before the copy's time
+    s.pump(0.3)
+    assert [IncHeader.unpack(p).chunk for p in sent[8:]] == [2]
+    assert s.stats.repair_copies == 0
+
+
+def test_a_copy_needs_the_tree_s_slowest_path() -> None:
+    """Without it the lag is unknown: no copies, only repairs (and the tail probe)."""
+    j = job(nslots=16, rto_s=1.0)
+    s, sent = stream(j, chunks=8)
+    s.pump(0.0)
+    for c in (0, 1, 3, 4, 5):
+        assert s.receive(result(j, c), SWITCH, 0.15)
+    for t in (0.15, 0.3, 0.4):
+        s.pump(t)
+    assert s.stats.repair_copies == 0
+    assert s.stats.retransmissions >= 1 and len(sent) == 8 + s.stats.retransmissions
+
+
+def test_the_last_chunks_get_a_copy_each_and_their_results_give_no_rtt_sample() -> None:
+    """The last REORDER + 1 chunks: no later result can show them lost, so a loss among them would wait
+    for the tail-loss probe (more than an RTT after their sending). A copy each, sent the same lag after
+    the chunk, makes the loss of one copy harmless. A result that a copy may have answered is no clean
+    RTT sample (Karn's rule)."""
+    j = job(nslots=4, rto_s=1.0, path_rtt_s=0.2)  # 4 slots: chunk 4 waits for chunk 0's result
+    s, sent = stream(j, chunks=6)
+    s.pump(0.0)
+    assert len(sent) == 4
+    for c in (0, 1):
+        assert s.receive(result(j, c), SWITCH, 0.15)
+    s.pump(0.15)
+    assert [IncHeader.unpack(p).chunk for p in sent[4:]] == [4, 5]  # the last new chunks: all sent
+    lag = 2 * (0.2 - 0.15) + ReduceStream.COPY_MARGIN
+    s.pump(0.16)  # chunk 3 went at 0: its copy is due since 0.13
+    assert [IncHeader.unpack(p).chunk for p in sent[6:]] == [3]
+    s.pump(0.15 + lag + 0.001)
+    assert [IncHeader.unpack(p).chunk for p in sent[7:]] == [4, 5]
+    assert all(IncHeader.unpack(p).flags & F_RETRANSMIT for p in sent[6:])
+    assert s.stats.repair_copies == 3 and s.stats.retransmissions == 0
+    latest = s.timing.rtt.latest
+    assert s.receive(result(j, 2), SWITCH, 0.35) and s.timing.rtt.latest == pytest.approx(0.35)
+    assert s.receive(result(j, 3), SWITCH, 0.36)
+    assert s.timing.rtt.latest == pytest.approx(0.35) and latest == pytest.approx(0.15)

@@ -9,6 +9,9 @@ def _run() -> object:
 
     stats = {
         "cpu_ms": 600,
+        "cpu_user_ms": 450,
+        "cpu_sys_ms": 150,
+        "repair_copies": 90,
         "packets_sent": 26_000,
         "retransmissions": 1_800,
         "early_retransmissions": 1_400,
@@ -32,6 +35,7 @@ def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions(
     assert cpu["switches_s"] == 0.9 and cpu["workers_s"] == 0.6  # type: ignore[index]
     assert cpu["floor_s"] == 0.75 and cpu["floor_times_bound"] == 2.01  # 1.5 CPU-s on 2 cores  # type: ignore[index]
     assert cpu["share_of_run"] == 0.75  # type: ignore[index]
+    assert cpu["workers_user_s"] == 0.45 and cpu["workers_system_s"] == 0.15  # type: ignore[index]
     assert out["retransmissions"] == {
         "total": 1800,
         "by_order": 1400,
@@ -39,6 +43,7 @@ def test_a_run_is_read_against_its_bound_with_its_cpu_floor_and_retransmissions(
         "tail_probes": 20,
         "lost_repairs": 300,
         "share": 0.069,
+        "copies": 90,
     }
     assert out["rtt_ms"] == {"max_srtt": 430.0, "max_base": 170.0}
 
