@@ -273,7 +273,7 @@ class Pacer:
     woke late, its core busy with a switch or another worker, sends the time it lost instead of losing
     it, and the burst waits a few ms in the link's queue. With 2 ms there too, the three-site workers'
     last new chunk went out 13-33 ms (once 100 ms) after the 211 ms that 4,096 chunks take at the
-    link's rate; with 8 ms, 0-6 ms after (scripts/repro_stall.py, `max_all_sent_s`). A caller that had
+    link's rate; with 8 ms, 0-9 ms (once 40 ms) after (scripts/repro_stall.py, `max_all_sent_s`). A caller that had
     nothing to send (`rest`: the window or the slots held it back) gets the small bucket back: its pause
     is no lateness, and 8 ms of eighteen workers at once into a CPU-bound switch made the repairs wait
     behind each other's copies (tests/edge/test_worker_queue.py). A rate of 0 paces nothing.
@@ -688,7 +688,7 @@ class ReduceStream:
             self.stats.retransmissions += 1
         return True
 
-    COPY_BACKLOG = 0.030  # no copies behind a queue longer than this (s): they would only lengthen it
+    COPY_BACKLOG = 0.060  # no copies behind a queue longer than this (s): they would only lengthen it
     COPY_MARGIN = 0.030  # a repair's copy reaches the root this long after the hole's last repair would
     REORDER = 2  # a chunk is lost once a result came for a chunk sent this many after it
 
@@ -889,7 +889,7 @@ class ReduceStream:
                 lag = self._copy_lag() if self._room_for_copies(now, self._queue_ahead(now)) else float("inf")
                 for j in range(max(0, self.total - self.REORDER - 1), self.total):
                     f = inflight.get(j)
-                    if f is not None and not f.retries:
+                    if f is not None and not f.retries and lag < float("inf"):
                         heapq.heappush(self.copies, (f.first_sent + lag, j, 0))
         if budget > 0:
             pacer.rest()  # held back by the window, the slots or the end, not by the pace
