@@ -1097,6 +1097,17 @@ class IncWorker:
         if self.job.nslots < 1:
             raise ValueError("a job needs at least one slot")
         self.sock = bind_result_port(self.job.bind_ip, self.job.tenant)
+        # Contributions go to the switch's INC port and results come from it: connected, the socket
+        # takes datagrams from there only (the source check ReduceStream.receive makes, done by the
+        # kernel) and sends without an address to parse and a route to look up for every packet (on
+        # loopback a quarter less CPU for a send and a receive; within the noise of a nine-site run)
+        self.connected = False
+        if self.job.switch_port == INC_UDP_PORT:
+            try:  # a socket bound to loopback cannot be connected to the switch: it stays unconnected
+                self.sock.connect((self.job.switch_ip, INC_UDP_PORT))
+                self.connected = True
+            except OSError:
+                pass
 
     @property
     def timing(self) -> PathTiming:
@@ -1152,8 +1163,12 @@ class IncWorker:
 
     def _transmit(self, payload: bytes) -> bool:
         try:
-            self.sock.sendto(payload, (self.job.switch_ip, self.job.switch_port))
-        except (BlockingIOError, InterruptedError):
+            if self.connected:
+                self.sock.send(payload)
+            else:
+                self.sock.sendto(payload, (self.job.switch_ip, self.job.switch_port))
+        except (BlockingIOError, InterruptedError, ConnectionRefusedError):
+            # full, or an ICMP error for an earlier datagram reported on this one (which did not go)
             return False
         return True
 
@@ -1192,6 +1207,7 @@ class IncWorker:
         )
         self.next_chunk = (first + groups * lanes.shape[0]) % stream.space
         buf = bytearray(2048)
+        connected = self.connected
         stream.pump(started)
         while not stream.finished:
             now = time.monotonic()
@@ -1200,9 +1216,14 @@ class IncWorker:
             if readable:
                 while True:
                     try:
-                        n, source = self.sock.recvfrom_into(buf)
+                        if connected:
+                            n, source = self.sock.recv_into(buf), stream.source
+                        else:
+                            n, source = self.sock.recvfrom_into(buf)
                     except BlockingIOError:
                         break
+                    except ConnectionRefusedError:  # an ICMP error, not a datagram
+                        continue
                     stream.receive(memoryview(buf)[:n], source, time.monotonic())
             now = time.monotonic()
             stream.pump(now)

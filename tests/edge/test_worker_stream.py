@@ -451,3 +451,55 @@ def test_the_last_chunks_get_a_copy_each_and_their_results_give_no_rtt_sample() 
     assert s.receive(result(j, 2), SWITCH, 0.35) and s.timing.rtt.latest == pytest.approx(0.35)
     assert s.receive(result(j, 3), SWITCH, 0.36)
     assert s.timing.rtt.latest == pytest.approx(0.35) and latest == pytest.approx(0.15)
+
+
+def test_a_worker_over_real_sockets_takes_results_from_its_switch_only() -> None:
+    """The worker's socket is connected to its switch's INC port: a result sent from anywhere else (here
+    the switch's address but another port, ahead of every real one, with other values) never reaches
+    the stream, and the allreduce is exact. A thread on loopback plays the switch of a one-worker job."""
+    import socket
+    import threading
+
+    from edge.protocol import decode
+
+    switch_ip, bind_ip = "127.0.0.9", "127.0.0.8"
+    sw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sw.bind((switch_ip, INC_UDP_PORT))
+    forger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    forger.bind((switch_ip, 0))
+    sw.settimeout(5.0)
+    j = job(switch_ip=switch_ip, bind_ip=bind_ip, nslots=64, workers=1, rto_s=0.5)
+    values = np.arange(40 * INC_LANES, dtype=np.int64) - 1000
+
+    def switch() -> None:
+        answered: set[int] = set()
+        while len(answered) < 40:
+            try:
+                packet, worker = sw.recvfrom(2048)
+            except TimeoutError:
+                return
+            header, lanes = decode(packet)
+            forged = IncHeader(
+                header.tenant, header.round, header.slot, header.chunk, flags=F_RESULT | (header.flags & F_VERSION),
+                count=1, epoch=header.epoch,
+            )  # fmt: skip
+            forger.sendto(encode(forged, lanes + np.uint32(1)), worker)
+            reply = IncHeader(
+                header.tenant, header.round, header.slot, header.chunk, flags=F_RESULT | (header.flags & F_VERSION),
+                count=1, epoch=header.epoch,
+            )  # fmt: skip
+            sw.sendto(encode(reply, lanes), worker)
+            answered.add(header.chunk)
+
+    t = threading.Thread(target=switch, daemon=True)
+    t.start()
+    try:
+        with IncWorker(j) as w:
+            assert w.connected
+            out = w.allreduce(values, "int32")
+    finally:
+        t.join(timeout=5)
+        sw.close()
+        forger.close()
+    assert np.array_equal(out, values)
+    assert w.stats.rejected == 0  # the kernel dropped the forged ones: the stream never saw them
