@@ -886,11 +886,12 @@ class ReduceStream:
                     self.tail_rate_bps = timing.control.rate_bps
                 # the last chunks, whose loss no later result can show (REORDER): a copy each, so that
                 # a loss among them costs no tail-loss probe (which waits more than an RTT)
-                lag = self._copy_lag() if self._room_for_copies(now, self._queue_ahead(now)) else float("inf")
-                for j in range(max(0, self.total - self.REORDER - 1), self.total):
-                    f = inflight.get(j)
-                    if f is not None and not f.retries and lag < float("inf"):
-                        heapq.heappush(self.copies, (f.first_sent + lag, j, 0))
+                lag = self._copy_lag()
+                if lag < float("inf") and self._room_for_copies(now, self._queue_ahead(now)):
+                    for j in range(max(0, self.total - self.REORDER - 1), self.total):
+                        f = inflight.get(j)
+                        if f is not None and not f.retries:
+                            heapq.heappush(self.copies, (f.first_sent + lag, j, 0))
         if budget > 0:
             pacer.rest()  # held back by the window, the slots or the end, not by the pace
 
