@@ -13,6 +13,9 @@ repair was given); the result vectors are deleted once the run has checked them.
 that took more than `--factor` times the median, and for it names the worker that finished last, its
 last result, the longest repair wait, and the slowest worker's tail probes. Wall times: they are what a
 stall costs, and they are noisy while others use the machine (the JSON's CPU figures are beside them).
+Columns: retransmissions, the lost repairs among them (rep), tail probes (prb), repair copies (copy,
+docs/protocol.md), when the slowest worker's last new chunk left (sent, s; the link's rate alone takes
+the bound's busiest-link term), and the machine's busy cores.
 """
 
 from __future__ import annotations
@@ -96,6 +99,8 @@ def summarise(run_dir: Path) -> dict:
         retrans=stats.get("retransmissions"),
         repeats=stats.get("repeat_retransmissions"),
         probes=stats.get("tail_probes"),
+        copies=stats.get("repair_copies"),
+        all_sent_s=stats.get("max_all_sent_s"),
         cores=inc.get("machine_cores_busy"),
     )
     reports = [r for r in worker_reports(run_dir) if "error" not in r]
@@ -151,7 +156,8 @@ def table(rows: list[dict], factor: float) -> str:
     times = [r["seconds"] for r in rows if r.get("seconds")]
     median = statistics.median(times) if times else 0.0
     lines = [
-        f"{'run':<24} {'s':>6} {'xbound':>6} {'exact':>5} {'retr':>5} {'rep':>4} {'prb':>3} {'cores':>5} "
+        f"{'run':<24} {'s':>6} {'xbound':>6} {'exact':>5} {'retr':>5} {'rep':>4} {'prb':>3} {'copy':>5} "
+        f"{'sent':>6} {'cores':>5} "
         f"{'first':>6} {'last':>6}  last worker, its last result [t, chunk, retries], longest repair wait "
         "[sent, chunk, retries, wait, backlog, queue]"
     ]
@@ -165,7 +171,7 @@ def table(rows: list[dict], factor: float) -> str:
         lines.append(
             f"{r['run']:<24} {s:6.3f} {s / bound if bound else 0:6.2f} {r.get('exact')!s:>5} "
             f"{r.get('retrans') or 0:5d} {r.get('repeats') or 0:4d} {r.get('probes') or 0:3d} "
-            f"{r.get('cores') or 0:5.2f} {r.get('first_end_s') or 0:6.3f} {r.get('last_end_s') or 0:6.3f}  "
+            f"{r.get('copies') or 0:5d} {r.get('all_sent_s') or 0:6.3f} {r.get('cores') or 0:5.2f} {r.get('first_end_s') or 0:6.3f} {r.get('last_end_s') or 0:6.3f}  "
             f"{r.get('last_worker')} {r.get('last_result')} {r.get('longest_wait')}{flag}"
         )
     if times:

@@ -15,7 +15,13 @@ def keep_run(root: Path, name: str, seconds: float, ends: list[float]) -> None:
     """A run directory as the script keeps it: the JSON line and one report per worker."""
     inc = root / name / "allreduce" / "inc"
     inc.mkdir(parents=True)
-    stats = {"retransmissions": 10, "repeat_retransmissions": 2, "tail_probes": 1}
+    stats = {
+        "retransmissions": 10,
+        "repeat_retransmissions": 2,
+        "tail_probes": 1,
+        "repair_copies": 7,
+        "max_all_sent_s": 0.2134,
+    }
     result = {"exact": True, "inc": {"seconds": seconds, "bound_s": 0.373, "stats": stats}}
     (root / name / "result.json").write_text("log line\n" + json.dumps(result) + "\n")
     for rank, end in enumerate(ends):
@@ -39,4 +45,6 @@ def test_the_table_names_the_last_worker_and_flags_a_stall(tmp_path: Path) -> No
     last = rows[3]
     assert last["last_worker"] == "t1-rank2" and last["last_end_s"] == 7.5 and last["first_end_s"] == 1.5
     assert last["last_result"] == [7.5, 2, 2] and last["longest_wait"][3] == 8.0
+    assert last["copies"] == 7 and last["all_sent_s"] == 0.2134
+    assert "    7  0.213 " in flagged[0]  # the copies and the end of the send phase, in the table
     assert "4 runs: median 1.150 s" in lines[-2] and "above 3.0x the median: 1" in lines[-2]
