@@ -273,10 +273,11 @@ class Pacer:
     woke late, its core busy with a switch or another worker, sends the time it lost instead of losing
     it, and the burst waits a few ms in the link's queue. With 2 ms there too, the three-site workers'
     last new chunk went out 13-33 ms (once 100 ms) after the 211 ms that 4,096 chunks take at the
-    link's rate; with 8 ms, 0-9 ms (once 40 ms) after (scripts/repro_stall.py, `max_all_sent_s`). A caller that had
-    nothing to send (`rest`: the window or the slots held it back) gets the small bucket back: its pause
-    is no lateness, and 8 ms of eighteen workers at once into a CPU-bound switch made the repairs wait
-    behind each other's copies (tests/edge/test_worker_queue.py). A rate of 0 paces nothing.
+    link's rate; with 8 ms, 0-9 ms (once 40 ms) after (scripts/repro_stall.py, `max_all_sent_s`). A
+    caller that had nothing to send (`rest`: the window or the slots held it back) gets the small
+    bucket back: its pause is no lateness, and 8 ms of eighteen workers at once into a CPU-bound switch
+    sent repairs again while their first copy was still queued (tests/edge/test_worker_queue.py). A
+    rate of 0 paces nothing.
     """
 
     rate: float = 0.0  # packets per second

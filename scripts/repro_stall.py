@@ -171,7 +171,8 @@ def table(rows: list[dict], factor: float) -> str:
         lines.append(
             f"{r['run']:<24} {s:6.3f} {s / bound if bound else 0:6.2f} {r.get('exact')!s:>5} "
             f"{r.get('retrans') or 0:5d} {r.get('repeats') or 0:4d} {r.get('probes') or 0:3d} "
-            f"{r.get('copies') or 0:5d} {r.get('all_sent_s') or 0:6.3f} {r.get('cores') or 0:5.2f} {r.get('first_end_s') or 0:6.3f} {r.get('last_end_s') or 0:6.3f}  "
+            f"{r.get('copies') or 0:5d} {r.get('all_sent_s') or 0:6.3f} {r.get('cores') or 0:5.2f} "
+            f"{r.get('first_end_s') or 0:6.3f} {r.get('last_end_s') or 0:6.3f}  "
             f"{r.get('last_worker')} {r.get('last_result')} {r.get('longest_wait')}{flag}"
         )
     if times:

@@ -387,14 +387,14 @@ class PortLoop:
                     self._leave_native(pio)
                 events = poller.poll(0.2)
                 for fd, mask in events:
-                    if mask & (select.EPOLLERR | select.EPOLLHUP) and fd != self._wake_fd:
-                        self._take_error(by_fd[fd])
                     if fd == self._wake_fd:
                         with contextlib.suppress(BlockingIOError):
                             os.eventfd_read(self._wake_fd)
                         self._drain_injected()
-                    else:
-                        self._drain_port(by_fd[fd])
+                        continue
+                    if mask & (select.EPOLLERR | select.EPOLLHUP):
+                        self._take_error(by_fd[fd])
+                    self._drain_port(by_fd[fd])
                 for ring in rings:
                     if ring.pending:
                         ring.flush()
