@@ -22,6 +22,7 @@ import numpy as np
 from edge import inputs as user_inputs
 from edge import lowprec
 from edge.hierarchical import HIER_PORT, HierarchicalComm
+from edge.native import chunk_io
 from edge.protocol import INC_LANES
 from edge.ring import Peer, ps_allreduce, ring_allreduce
 from edge.secure import HostAllreduce, PairwiseMasks, host_allreduce, publish_and_collect
@@ -117,6 +118,10 @@ def run(spec: dict) -> dict:
         masks = PairwiseMasks(key, peers, spec["rank"], tenant, epoch)
         key_exchange_s = time.time() - k0
     algo = spec["algorithm"]
+    if algo == "inc":
+        # the worker's native I/O is compiled (once per machine, the first runner; the others wait for
+        # its file) or loaded now, in the set-up, not inside the timed allreduce
+        chunk_io()
     if algo != "inc" and data.dtype == np.int8 and masks is None:
         # a host sum of narrow integers is taken as wide as INC takes it (edge/lowprec.py), not wrapped
         data = data.astype(np.int32)
@@ -160,6 +165,30 @@ def _cpu_split(before: resource.struct_rusage, after: resource.struct_rusage) ->
     }
 
 
+GO_POLL_S = 0.005  # how often a ready runner looks for the common start
+
+
+def common_start(spec: dict) -> float:
+    """When the timed part starts, as a Unix time. With "ready" and "go" paths in the spec (the
+    orchestrator's barrier, topo/allreduce_run.py): say ready (the set-up is done), then wait for the
+    go file, which holds the common start, a moment ahead of when the last runner said ready. Without
+    them: the spec's "start_at". A start fixed in advance is a guess of how long the slowest runner's
+    set-up takes, and on a loaded machine some runners then started late and apart."""
+    if not spec.get("go"):
+        return float(spec.get("start_at", 0))
+    Path(spec["ready"]).write_text("ready\n")
+    go = Path(spec["go"])
+    deadline = time.monotonic() + float(spec.get("ready_timeout_s", 900))
+    while True:
+        try:
+            return float(json.loads(go.read_text())["start_at"])
+        except FileNotFoundError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no common start in {go} after the set-up: the orchestrator is gone")
+        time.sleep(GO_POLL_S)
+
+
 def _timed(
     spec: dict,
     algo: str,
@@ -171,7 +200,7 @@ def _timed(
     comm: HierarchicalComm | None,
 ) -> dict:
     """The allreduce itself, from the run's common start: its result, and the report."""
-    start_at = float(spec.get("start_at", 0))
+    start_at = common_start(spec)
     lag = time.time() - start_at
     if lag < 0:
         time.sleep(-lag)

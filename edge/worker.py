@@ -32,10 +32,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from edge import formats, sparse
+from edge.native import chunk_io
 from edge.protocol import (
     F_RESULT,
     F_RETRANSMIT,
@@ -142,6 +145,7 @@ class TransferStats:
     bytes_sent: int = 0  # frames on the host link (Ethernet + IPv4 + UDP + INC), retransmissions included
     bytes_received: int = 0  # every INC datagram that reached the result port, as frames
     unpacked_calls: int = 0  # narrow inputs sent as int32 lanes (slots not a multiple of 4, or --secure)
+    native_calls: int = 0  # calls whose new chunks and results went through the native I/O (edge.native)
     early_retransmissions: int = 0  # of the retransmissions: sent because a later chunk's result came first
     repeat_retransmissions: int = 0  # of the retransmissions: a chunk's second or later one (a lost repair)
     repair_copies: int = 0  # copies of repairs sent in the tail (ReduceStream._copy_lag), not retransmissions
@@ -389,19 +393,23 @@ class RateControl:
         gain = 1.25 if self.queued else 2.0
         return gain * self.rate_bps / (8.0 * frame_bytes) * min(self.base_rtt, 10.0)
 
-    def on_result(self, now: float, bits: float, rtt: float | None) -> None:
-        """One new result of `bits` on the bottleneck; `rtt` when it is a clean sample (RttEstimator)."""
+    def on_result(self, now: float, bits: float, rtt: float | None) -> bool:
+        """One new result of `bits` on the bottleneck; `rtt` when it is a clean sample (RttEstimator).
+        True when what `window` depends on may have changed (most results only add to the round)."""
+        changed = False
         if rtt is not None:
-            self.base_rtt = min(self.base_rtt, rtt)
-            self.round_min = min(self.round_min, rtt)
+            if rtt < self.base_rtt:
+                self.base_rtt, changed = rtt, True
+            if rtt < self.round_min:
+                self.round_min = rtt
         if self.round_start is None:
             self.round_start = now  # the first result opens the first round
-            return
+            return changed
         self.delivered_bits += bits
         span = now - self.round_start
         base = min(self.base_rtt, 10.0)
         if span < max(base / self.ROUNDS, 0.010) or self.round_min == float("inf"):
-            return
+            return changed
         self.recent = [*self.recent[1 - self.ROUNDS :], self.delivered_bits / span]
         self.best_bps = max(self.best_bps, self.recent[-1])
         self.queued = self.round_min > self.target()
@@ -414,6 +422,7 @@ class RateControl:
             self.cuts += 1
             self.lowest_bps = min(self.lowest_bps, self.rate_bps)
         self.round_start, self.round_min, self.delivered_bits = now, float("inf"), 0.0
+        return True
 
 
 @dataclass
@@ -428,6 +437,7 @@ class PathTiming:
     path_rtt: float = 0.0  # the tree's slowest path RTT (0: unknown)
     control: RateControl | None = None  # the pace, when the job knows its slowest link's rate
     min_repair: float = 0.05  # the least a repair waits (the job's min_rto_s)
+    cwnd_of: int = 0  # the frame size the window was last computed for (on_result)
 
     @classmethod
     def for_job(cls, job: IncJob) -> PathTiming:
@@ -456,8 +466,11 @@ class PathTiming:
             else:
                 self.window.base_rtt = min(self.window.base_rtt, rtt)
         control = self.control
-        if control is not None:
-            control.on_result(now, 8.0 * frame_bytes, rtt)
+        if control is not None and (
+            control.on_result(now, 8.0 * frame_bytes, rtt) or frame_bytes != self.cwnd_of
+        ):
+            # once per round, not per result: the window follows the pace, which changes once a round
+            self.cwnd_of = frame_bytes
             self.window.cwnd = min(float(self.window.limit), max(64.0, control.window(frame_bytes)))
 
     def propagation(self) -> float:
@@ -644,6 +657,7 @@ class ReduceStream:
         self.resent: deque[tuple[float, ...]] = deque(maxlen=self.TRACE)
         self.arrived: deque[tuple[float, ...]] = deque(maxlen=self.TRACE // 2)
         self.longest: tuple[float, ...] = ()
+        self.io: Any = None  # the native I/O (native_io), None: the Python path
 
     TRACE = 16  # retransmissions kept for the tail report (results: half as many)
     BACKLOG_RESULTS = 16  # results of the call before their rate counts the queue (_queue_ahead)
@@ -660,7 +674,7 @@ class ReduceStream:
         after the others shows here which chunk it waited for and why it waited that long."""
         return {
             "resent": [list(r) for r in self.resent],
-            "results": [list(r) for r in self.arrived],
+            "results": [[round(at - self.started, 4), i, retries] for at, i, retries in self.arrived],
             "longest_wait": list(self.longest),
             "highest": self.highest,
             "probe": self.probe,
@@ -871,6 +885,20 @@ class ReduceStream:
         # a slot is free once the chunk nslots before it is done (the packet `units` before, packed)
         while budget > 0 and self.next_index < self.total and len(inflight) < window:
             i = self.next_index
+            if self.io is not None:  # a batch at a time (native_io)
+                n = self._free_run(i, min(budget, self.total - i, window - len(inflight)))
+                if not n:
+                    break
+                sent = self.io.send(i, n)
+                self.stats.packets_sent += sent
+                self.stats.bytes_sent += sent * (HEADER_LEN + self.row_bytes + FRAME_OVERHEAD)
+                budget -= sent
+                pacer.spend(sent)
+                self._sent_new(i, sent, now)
+                if sent < n:
+                    self.blocked = True
+                    return  # the transport is full: the rest goes out on a later pass
+                continue
             if i >= self.units and not self.done[i - self.units]:
                 break
             if not self._send(i, retransmit=False):
@@ -878,23 +906,30 @@ class ReduceStream:
                 return  # the transport is full: the rest goes out on a later pass
             budget -= 1
             pacer.spend()
-            inflight[i] = _InFlight(now, now)
-            self.fresh.append(i)
-            self.next_index += 1
-            if self.next_index == self.total:
-                self.all_sent = now
-                if timing.control is not None:
-                    self.tail_rate_bps = timing.control.rate_bps
-                # the last chunks, whose loss no later result can show (REORDER): a copy each, so that
-                # a loss among them costs no tail-loss probe (which waits more than an RTT)
-                lag = self._copy_lag()
-                if lag < float("inf") and self._room_for_copies(now, self._queue_ahead(now)):
-                    for j in range(max(0, self.total - self.REORDER - 1), self.total):
-                        f = inflight.get(j)
-                        if f is not None and not f.retries:
-                            heapq.heappush(self.copies, (f.first_sent + lag, j, 0))
+            self._sent_new(i, 1, now)
         if budget > 0:
             pacer.rest()  # held back by the window, the slots or the end, not by the pace
+
+    def _sent_new(self, index: int, n: int, now: float) -> None:
+        """Rows index .. index + n - 1 went out for the first time, now."""
+        inflight, fresh = self.inflight, self.fresh
+        for i in range(index, index + n):
+            inflight[i] = _InFlight(now, now)
+        fresh.extend(range(index, index + n))
+        self.next_index += n
+        if n and self.next_index == self.total:
+            timing = self.timing
+            self.all_sent = now
+            if timing.control is not None:
+                self.tail_rate_bps = timing.control.rate_bps
+            # the last chunks, whose loss no later result can show (REORDER): a copy each, so that
+            # a loss among them costs no tail-loss probe (which waits more than an RTT)
+            lag = self._copy_lag()
+            if lag < float("inf") and self._room_for_copies(now, self._queue_ahead(now)):
+                for j in range(max(0, self.total - self.REORDER - 1), self.total):
+                    f = inflight.get(j)
+                    if f is not None and not f.retries:
+                        heapq.heappush(self.copies, (f.first_sent + lag, j, 0))
 
     def _room_for_copies(self, now: float, backlog: float | None) -> bool:
         """Whether a copy finds the path idle: no queue counted ahead (_queue_ahead, once it is known)
@@ -1011,19 +1046,30 @@ class ReduceStream:
             return False
         expected = job.workers if self.counts is None else int(self.counts[index])
         if count != expected:
-            raise IncProtocolError(
-                f"chunk {chunk}: the result sums {count} contributions, but "
-                + (
-                    f"the job has {job.workers} workers"
-                    if self.counts is None
-                    else f"{expected} workers sent values"
-                )
-                + ": the tree installed in the switches does not match"
-            )
+            raise self._count_error(index, count)
         if fmt == FMT_EMPTY:
             self.result[index] = 0
         else:
             self.result[index] = np.frombuffer(payload, dtype=LANE_DTYPE, offset=HEADER_LEN)
+        self._took(index, now)
+        return True
+
+    def _count_error(self, index: int, count: int) -> IncProtocolError:
+        """A result that sums another number of contributions than the job's tree should."""
+        chunk = (self.first + self.groups * index) % self.space
+        expected = self.job.workers if self.counts is None else int(self.counts[index])
+        return IncProtocolError(
+            f"chunk {chunk}: the result sums {count} contributions, but "
+            + (
+                f"the job has {self.job.workers} workers"
+                if self.counts is None
+                else f"{expected} workers sent values"
+            )
+            + ": the tree installed in the switches does not match"
+        )
+
+    def _took(self, index: int, now: float) -> None:
+        """Row `index`'s result is in (its words in `result`): what that means for the stream."""
         self.done[index] = True
         self.remaining -= 1
         f = self.inflight.pop(index, None)
@@ -1035,7 +1081,7 @@ class ReduceStream:
         if not self.results_in_call:
             self.first_result_at = now
         self.results_in_call += 1
-        self.arrived.append((round(now - self.started, 4), index, f.retries if f is not None else -1))
+        self.arrived.append((now, index, f.retries if f is not None else -1))  # tail_report rounds it
         in_order = index > self.highest
         if in_order:
             self.highest, self.advanced = index, now
@@ -1048,7 +1094,67 @@ class ReduceStream:
         self.timing.on_result(now, self.frame_bytes, now - f.first_sent if clean and f else None)
         self.stats.results += 1
         self.last_progress = now
-        return True
+
+    # --- the native I/O (edge.native) -----------------------------------------------------------------
+
+    def native_io(self, module: ModuleType, fd: int) -> None:
+        """Send the new chunks and take the results through `module`'s ChunkIO on `fd` (a connected,
+        non-blocking socket to the switch's INC port) from now on: the same packets and the same checks
+        as `_send` and `receive`, a batch per system call, without Python per packet. Dense rows only
+        (a sparse stream's empty rows and counts stay with the Python path). Repairs and copies still
+        go through `transmit`."""
+        if self.present is not None or self.counts is not None:
+            raise ValueError("the native I/O sends dense rows only")
+        job = self.job
+        self.taken = np.zeros(self.TAKE, dtype=np.int64)
+        self.io = module.ChunkIO(
+            fd,
+            self.wire,
+            self.result,
+            self.done,
+            self.taken,
+            first=self.first,
+            groups=self.groups,
+            space=self.space,
+            nslots=job.nslots,
+            total=self.total,
+            row_bytes=self.row_bytes,
+            tenant=job.tenant,
+            round=job.round,
+            kind=self.kind,
+            epoch=job.epoch,
+            fmt=self.fmt,
+            reply_fmt=self.reply_fmt,
+            workers=job.workers,
+        )
+
+    TAKE = 1024  # results per native receive call at most
+
+    def take_native(self) -> int:
+        """Every datagram waiting on the native I/O's socket (receive's checks, in C); the new results'
+        count. Raises IncProtocolError as `receive` does."""
+        io, taken, stats, took = self.io, self.taken, self.stats, self._took
+        new_results = 0
+        while True:
+            new, duplicates, rejected, nbytes, drained, now, bad_index, bad_count = io.receive()
+            stats.duplicates += duplicates
+            stats.rejected += rejected
+            stats.bytes_received += nbytes
+            for index in taken[:new].tolist():
+                took(index, now)
+            new_results += new
+            if bad_index >= 0:
+                raise self._count_error(bad_index, bad_count)
+            if drained:
+                return new_results
+
+    def _free_run(self, index: int, n: int) -> int:
+        """How many of rows index .. index + n - 1 have their slot free (the row `units` before done)."""
+        lo = max(index, self.units)
+        if lo >= index + n:
+            return n
+        waiting = np.flatnonzero(~self.done[lo - self.units : index + n - self.units])
+        return n if not waiting.size else lo - index + int(waiting[0])
 
     def check_stall(self, now: float) -> None:
         job = self.job
@@ -1210,12 +1316,18 @@ class IncWorker:
         self.next_chunk = (first + groups * lanes.shape[0]) % stream.space
         buf = bytearray(2048)
         connected = self.connected
+        module = chunk_io() if connected and present is None and counts is None else None
+        if module is not None:
+            stream.native_io(module, self.sock.fileno())
+            self.stats.native_calls += 1
         stream.pump(started)
         while not stream.finished:
             now = time.monotonic()
             wait = max(0.0, min(stream.wakeup(now) - now, 0.1))
             readable, _, _ = select.select([self.sock], [], [], wait)
-            if readable:
+            if readable and module is not None:
+                stream.take_native()
+            elif readable:
                 while True:
                     try:
                         if connected:

@@ -35,3 +35,20 @@ def test_the_worker_benchmark_completes_a_stream_and_reports_per_packet_cpu() ->
     assert max(out["gc_collections"]) > 0  # while with Python's thresholds it collects
     bad = subprocess.run([sys.executable, str(SCRIPT), "--chunks", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "must be positive" in bad.stderr
+
+
+def test_the_socket_benchmark_runs_the_whole_worker_through_both_paths() -> None:
+    """--sockets: IncWorker over loopback against an echo process, the Python I/O and the native one."""
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sockets", "--chunks", "300", "--repeat", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["sockets"] and out["chunks"] == 300
+    for io in ("python", "native"):
+        [run] = out[io]["runs"]
+        assert run["packets"] >= 600  # every chunk out and its result back (the copies of the tail on top)
+        assert run["user_us"] + run["system_us"] > 0 and run["seconds"] >= 0.16  # at least the echo's RTT

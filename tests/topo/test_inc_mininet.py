@@ -21,6 +21,9 @@ def test_int32_allreduce_is_bit_exact_under_loss(wan3_lossy) -> None:  # type: i
     assert res.stats["results"] == 6 * 256  # every worker got every chunk once
     assert len(res.digests) == 6 and len(set(res.digests)) == 1  # every worker holds the same bits
     assert res.stats["retransmissions"] > 0  # 2 % loss on every link: the repair path was exercised
+    assert res.stats["native_calls"] == 6  # every worker's chunks and results went through edge/native
+    # every runner was ready before the common start, and the timed parts began together
+    assert res.stats["max_late_start_ms"] == 0.0 and res.stats["start_spread_ms"] < 100
 
 
 def test_two_slots_reuse_every_cell_many_times_under_loss(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
@@ -42,6 +45,7 @@ def test_two_tenants_share_the_switches(wan3_lossy) -> None:  # type: ignore[no-
     assert [r.name for r in results] == ["inc-t1", "inc-t2"]
     for r in results:
         assert r.errors == [] and r.exact
+        assert r.stats["max_late_start_ms"] == 0.0  # twelve runners, one common start
 
 
 def test_a_dead_worker_makes_the_others_fail_with_a_timeout(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
