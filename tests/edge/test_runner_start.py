@@ -54,3 +54,27 @@ def test_a_runner_whose_orchestrator_is_gone_stops_with_a_clear_error(tmp_path: 
     with pytest.raises(TimeoutError, match="no common start"):
         common_start(spec)
     assert Path(spec["ready"]).exists()
+
+
+def test_a_runner_leaves_with_its_status_and_its_report_written(tmp_path: Path) -> None:
+    """The runner exits without the interpreter's teardown (edge.runner.exit_now): its status and its
+    report must still be there, and its output flushed."""
+    import subprocess
+    import sys
+
+    usage = subprocess.run([sys.executable, "-m", "edge.runner"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "usage: python -m edge.runner SPEC.json" in usage.stderr
+    report = tmp_path / "r.report.json"
+    spec = {
+        "algorithm": "nonsense", "mode": "int32", "elements": 64, "seed": 1, "rank": 0, "start_at": 0,
+        "out": str(tmp_path / "r.npy"), "report": str(report),
+    }  # fmt: skip
+    (tmp_path / "r.spec.json").write_text(json.dumps(spec))
+    bad = subprocess.run(
+        [sys.executable, "-m", "edge.runner", str(tmp_path / "r.spec.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 1
+    assert "unknown algorithm 'nonsense'" in json.loads(report.read_text())["error"]
