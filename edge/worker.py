@@ -1100,9 +1100,10 @@ class ReduceStream:
     def native_io(self, module: ModuleType, fd: int) -> None:
         """Send the new chunks and take the results through `module`'s ChunkIO on `fd` (a connected,
         non-blocking socket to the switch's INC port) from now on: the same packets and the same checks
-        as `_send` and `receive`, a batch per system call, without Python per packet. Dense rows only
-        (a sparse stream's empty rows and counts stay with the Python path). Repairs and copies still
-        go through `transmit`."""
+        as `_send` and `receive`, a batch per system call, built and checked in C; what is left in
+        Python per packet is the stream's bookkeeping (`_sent_new`, `_took`). Dense rows only (a sparse
+        stream's empty rows and counts stay with the Python path). Repairs and copies still go through
+        `transmit`."""
         if self.present is not None or self.counts is not None:
             raise ValueError("the native I/O sends dense rows only")
         job = self.job
