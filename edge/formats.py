@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from edge import lowprec
-from edge.protocol import FMT_INT32, INC_LANES, KIND_MAX, KIND_SUM
+from edge.protocol import FMT_INT32, FMT_WIDE32, GROUPS, INC_LANES, KIND_MAX, KIND_SUM, WIDE_WORDS
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 SPECIAL_BITS = 10  # per class and element: up to 1023 workers holding +inf (or -inf, or NaN) there
@@ -198,15 +198,42 @@ def narrow_allreduce(
     return lowprec.unpack(out, fmt, flat.size).reshape(arr.shape)
 
 
+VALUES_PER_PACKET = (INC_LANES, WIDE_WORDS)  # int32 sums: 64 lanes to a packet, or 256 (wide32)
+
+
+def sum_lanes(reduce: LaneReduce, lanes: np.ndarray, wide: bool) -> np.ndarray:
+    """The wrap-around sum of rows of INC_LANES uint32 lanes. `wide`: four rows to a packet (format
+    wide32, 1090-byte frames instead of four of 322), so a worker and every switch handle a quarter of the
+    packets for 15 % fewer bytes; the rows are padded with zero rows to a multiple of four."""
+    if not wide:
+        return reduce(lanes, KIND_SUM)
+    groups = GROUPS[FMT_WIDE32]
+    rows = lanes.shape[0]
+    if rows % groups:
+        lanes = np.concatenate([lanes, np.zeros((-rows % groups, INC_LANES), dtype=lanes.dtype)])
+    out = reduce(lanes.reshape(-1, WIDE_WORDS), KIND_SUM, FMT_WIDE32)
+    return out.reshape(-1, INC_LANES)[:rows]
+
+
 def allreduce_with(
-    reduce: LaneReduce, values: np.ndarray, mode: str, workers: int, max_groups: int = 8
+    reduce: LaneReduce,
+    values: np.ndarray,
+    mode: str,
+    workers: int,
+    max_groups: int = 8,
+    values_per_packet: int = INC_LANES,
 ) -> np.ndarray:
     """A whole allreduce of `values` in number format `mode` on a lane reduction `reduce(lanes, kind)`
     (rows of INC_LANES uint32 in, reduced rows out), with the input's shape. `max_groups`: the most
-    chunks a packed packet may carry (the job's slots must be a multiple; 1 sends int32 lanes only)."""
+    chunks a packed packet may carry (the job's slots must be a multiple; 1 sends int32 lanes only).
+    `values_per_packet`: 64, or 256 for int32 and float32's sums in wide packets (where `max_groups`
+    allows four chunks to a packet; the exponent agreement, a max, stays at 64)."""
+    if values_per_packet not in VALUES_PER_PACKET:
+        raise ValueError(f"values per packet must be one of {VALUES_PER_PACKET}, got {values_per_packet}")
+    wide = values_per_packet == WIDE_WORDS and max_groups >= GROUPS[FMT_WIDE32]
     arr = np.asarray(values)
     if mode == "int32":
-        out = reduce(int32_to_lanes(arr), KIND_SUM)
+        out = sum_lanes(reduce, int32_to_lanes(arr), wide)
         return lanes_to_int32(out, arr.size).reshape(arr.shape)
     if mode in lowprec.BITS:
         return narrow_allreduce(reduce, arr, mode, workers, max_groups)
@@ -233,7 +260,7 @@ def allreduce_with(
             f"inf/NaN accounting covers at most {MAX_SPECIAL_WORKERS} workers, the job has {workers}"
         )
     fixed = float_to_fixed(clean, shifts)
-    summed = reduce(np.concatenate([fixed, special_counts(lanes_f[special])]), KIND_SUM)
+    summed = sum_lanes(reduce, np.concatenate([fixed, special_counts(lanes_f[special])]), wide)
     result = fixed_to_float(summed[:blocks], shifts)
     if special.size:
         result[special] = apply_specials(result[special], summed[blocks:])

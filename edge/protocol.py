@@ -36,7 +36,8 @@ GROUPS = {
     FMT_WIDE16: 8,
     FMT_EMPTY: 1,
 }  # chunks per packet
-WIDE_OF = {FMT_INT32: FMT_INT32, FMT_INT8: FMT_WIDE32, FMT_INT4: FMT_WIDE16}  # what the switches send back
+# what the switches send back for what a worker sends: int32 lanes 64 or 256 (wide32) to a packet, or packed
+WIDE_OF = {FMT_INT32: FMT_INT32, FMT_WIDE32: FMT_WIDE32, FMT_INT8: FMT_WIDE32, FMT_INT4: FMT_WIDE16}
 
 F_RESULT = 0x01
 F_RETRANSMIT = 0x02

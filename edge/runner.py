@@ -213,7 +213,11 @@ def _timed(
         job = IncJob.from_spec(WorkerSpec.model_validate(spec["worker"]))
         with IncWorker(job) as worker:
             result = worker.allreduce(
-                data, spec["mode"], masks, density if spec["mode"] in SPARSE_MODES else None
+                data,
+                spec["mode"],
+                masks,
+                density if spec["mode"] in SPARSE_MODES else None,
+                values_per_packet=int(spec.get("values_per_packet", INC_LANES)),
             )
             stats = vars(worker.stats)
             if worker.sparse_report is not None:

@@ -45,6 +45,7 @@ from edge.protocol import (
     F_VERSION,
     FMT_EMPTY,
     FMT_INT32,
+    FMT_WIDE32,
     FRAME_LEN,
     FRAME_OVERHEAD,
     GROUPS,
@@ -605,8 +606,11 @@ class ReduceStream:
         self.reply_len = packet_len(self.reply_fmt)
         self.timing, self.stats, self.transmit = timing, stats, transmit
         self.total = lanes.shape[0]
-        if lanes.ndim != 2 or lanes.shape[1] != INC_LANES:
-            raise ValueError(f"a worker sends rows of {INC_LANES} words, got shape {lanes.shape}")
+        row_words = WIDE_WORDS if fmt == FMT_WIDE32 else INC_LANES  # wide32: 4 chunks' lanes to a row
+        if lanes.ndim != 2 or lanes.shape[1] != row_words:
+            raise ValueError(
+                f"a worker sends rows of {row_words} words in format {fmt}, got shape {lanes.shape}"
+            )
         # every row in wire order at once: a packet is its header and a slice of this
         self.wire, self.row_bytes = lanes_bytes(lanes), 4 * lanes.shape[1]
         words = INC_LANES if self.groups == 1 else WIDE_WORDS
@@ -1243,6 +1247,7 @@ class IncWorker:
         mode: str = "int32",
         masks: PairwiseMasks | None = None,
         density: float | None = None,
+        values_per_packet: int = INC_LANES,
     ) -> np.ndarray:
         """The element-wise sum over all workers of the job, with the input's shape.
 
@@ -1255,7 +1260,11 @@ class IncWorker:
         mod 2^32 cancel only in full-width sums). "sparse": exact int32 sums of block-sparse input, where
         only the blocks some worker holds travel with values (edge.sparse; `density` is the top-k fraction
         every worker uses, if the job has one; the call's report is kept in `sparse_report`). "sparse-float32":
-        block-sparse float32, the float32 mode's fixed point over the blocks some worker holds only."""
+        block-sparse float32, the float32 mode's fixed point over the blocks some worker holds only.
+
+        `values_per_packet` 256 sends int32 and float32's sums four chunks to a packet (format wide32:
+        a quarter of the packets for every worker and switch, docs/protocol.md); it needs the job's slots
+        to be a multiple of 4 and no masks, and falls back to 64 otherwise (counted in `unpacked_calls`)."""
         if mode in sparse.MODES:  # "sparse" (int32) or "sparse-float32"
             if masks is not None:
                 raise ValueError(f"{mode} mode cannot be masked: masks make every block dense")
@@ -1264,9 +1273,11 @@ class IncWorker:
             return result
         reduce = self.reduce_lanes if masks is None else masked(self.reduce_lanes, masks)
         groups = 1 if masks is not None else max(g for g in (8, 4, 1) if self.job.nslots % g == 0)
-        if mode in ("int8", "int4", "mxint8") and groups == 1:
+        if (mode in ("int8", "int4", "mxint8") or values_per_packet != INC_LANES) and groups == 1:
             self.stats.unpacked_calls += 1
-        return formats.allreduce_with(reduce, values, mode, self.job.workers, max_groups=groups)
+        return formats.allreduce_with(
+            reduce, values, mode, self.job.workers, max_groups=groups, values_per_packet=values_per_packet
+        )
 
     # --- the streaming engine -------------------------------------------------------------------------
 

@@ -32,12 +32,13 @@ from controller.inc.jobs import (
 )
 from controller.p4rt import P4InfoIndex
 from edge import formats
-from edge.protocol import INC_LANES
+from edge.protocol import FMT_WIDE32, FRAME_LEN, GROUPS, INC_LANES, WIDE_WORDS
 from edge.runner import SPARSE_MODES, expected_sum, worker_data
 from edge.sparse import float_error_bound
 from topo import bounds, linkbytes, sparse_report
 from topo.session import RunningWan
 from topo.shortfall import against_bound
+from topo.wan import Wan
 
 PACKED_MODES = ("int8", "int4")  # integer modes packed on the host link (edge/lowprec.py)
 NEEDS_SLOTS_OF_8 = (*PACKED_MODES, "mxint8")  # modes whose packets carry 4 or 8 chunks
@@ -46,6 +47,27 @@ DENSE_OF = {"sparse": "int32", "sparse-float32": "float32"}  # what a sparse mod
 START_DELAY_S = 3.0  # time for every worker process to start before the common start time
 READY_TIMEOUT_S = 600.0  # the most the runners' set-up may take before the start is given anyway
 GO_MARGIN_S = 0.25  # the common start, after the last runner said it was ready (they look every 5 ms)
+
+
+WIDE_MODES = ("int32", "float32")  # modes whose sums may travel 256 values to a packet (edge.formats)
+# The workers' packets a second (sent and received, all of them together) above which `auto` sends int32 and
+# float32 sums in wide packets: every Python process of a run shares the machine's two cores, which move a
+# few hundred thousand packets a second in all (DESIGN §6), and the switches need their share of them.
+PACKET_BUDGET_PPS = 300_000
+
+
+def auto_values_per_packet(mode: str, secure: bool, workers: int, wan: Wan) -> int:
+    """64 or 256 values to a packet for a run of `workers` workers on `wan`: 256 (a quarter of the packets)
+    where 64-value packets at the pace the links allow would exceed PACKET_BUDGET_PPS, so that the
+    machine's CPU, not the network, would set the run's time; 64 where it would not. Only int32 and float32
+    sums travel wide, and never masked ones (the masks cancel in 64-lane rows)."""
+    if mode not in WIDE_MODES or secure:
+        return INC_LANES
+    rate_mbit = max(link.rate_mbit for link in wan.links) if wan.links else 0.0
+    if wan.access_rate_mbit:
+        rate_mbit = min(rate_mbit, wan.access_rate_mbit) if rate_mbit else wan.access_rate_mbit
+    per_worker = rate_mbit * 1e6 / (8.0 * FRAME_LEN)  # one worker's packets a second each way at that pace
+    return WIDE_WORDS if 2 * workers * per_worker > PACKET_BUDGET_PPS else INC_LANES
 
 
 @dataclass
@@ -66,6 +88,8 @@ class AllreduceSpec:
         pool = INC_CELLS // 2
         if self.mode in NEEDS_SLOTS_OF_8:  # packed packets need slots in multiples of 8 (int4)
             return min(-(-chunks // 8) * 8, pool)
+        if self.values_per_packet != INC_LANES:  # wide packets: slots in multiples of 4
+            return min(-(-chunks // 4) * 4, pool)
         return max(1, min(chunks, pool))
 
     seed: int = 1
@@ -78,6 +102,8 @@ class AllreduceSpec:
     fallback: str = "host"
     density: float = 0.01  # sparse mode: the fraction of blocks each worker holds (edge/sparse.py)
     inputs: str = ""  # the run's staged copy of the user's vectors (edge/inputs.py); "": generated ones
+    # int32 and float32 sums: 64 values to a packet, or 256 (wide32 frames, a quarter of the packets)
+    values_per_packet: int = INC_LANES
 
 
 @dataclass
@@ -423,6 +449,7 @@ def run_inc(
                 one = {
                     "mode": spec.mode,
                     "density": spec.density,
+                    "values_per_packet": spec.values_per_packet,
                     "elements": spec.elements,
                     "seed": spec.seed + t,
                     "inputs": spec.inputs or None,
@@ -446,6 +473,7 @@ def run_inc(
         progress(
             f"INC allreduce: {len(hosts)} workers x {spec.tenants} tenant(s) ({len(plans)} on the switches, "
             f"{on_host} on the host path), {spec.elements} {spec.mode} each"
+            + (", 256 values to a packet (wide frames)" if spec.values_per_packet == WIDE_WORDS else "")
         )
         counted = sparse_report.snapshot(running) if spec.mode in SPARSE_MODES else None
         with CpuSampler(running) as sampler:
@@ -462,6 +490,9 @@ def run_inc(
         # the switches' and the whole machine's CPU over the timed span (sampled every 0.1 s), beside the
         # workers' own (stats.cpu_ms)
         switch_cpu, busy_cores = sampler.over(*span)
+        # the sums went wide only where a tenant's slots allowed four chunks to a packet (IncWorker.allreduce)
+        wide_ok = all(p.nslots % GROUPS[FMT_WIDE32] == 0 for p in plans)
+        values_per_packet = spec.values_per_packet if wide_ok else INC_LANES
         bound = (
             bounds.inc_bound_s(
                 running.network.wan,
@@ -470,6 +501,7 @@ def run_inc(
                 bound_mode,
                 len(plans),
                 union,
+                values_per_packet,
             )
             if plans
             else 0.0

@@ -45,7 +45,7 @@ from itertools import pairwise
 from controller import graph
 from controller.fabric import Fabric
 from controller.inc.trees import Tree
-from edge.protocol import FRAME_LEN, INC_LANES, WIDE_FRAME_LEN
+from edge.protocol import FMT_WIDE32, FRAME_LEN, GROUPS, INC_LANES, WIDE_FRAME_LEN, WIDE_WORDS
 from topo import addressing
 from topo.wan import Wan
 
@@ -100,15 +100,25 @@ def _busiest(load: Counter, rates: dict[Hop, float]) -> float:
 
 
 def inc_bound_s(
-    wan: Wan, trees: list[Tree], elements: int, mode: str, tenants: int = 1, union_blocks: int | None = None
+    wan: Wan,
+    trees: list[Tree],
+    elements: int,
+    mode: str,
+    tenants: int = 1,
+    union_blocks: int | None = None,
+    values_per_packet: int = INC_LANES,
 ) -> float:
     """Tenants share the switches and links; `trees` holds each tenant's tree. Sparse (`union_blocks`:
     the blocks some worker held): the block agreement (packed indicator fields, edge.sparse), then the
     union's blocks, which the root sends down with values on every link; sparse float32 has the union's
-    exponent call between them (a sparse run that went dense is bounded in its dense mode)."""
+    exponent call between them (a sparse run that went dense is bounded in its dense mode).
+    `values_per_packet` 256: int32 and float32's sums travel four chunks to a wide frame (WIDE_FRAME_LEN
+    for 256 values instead of 4 x FRAME_LEN), which lowers the bytes and so the bound."""
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
     phases = [(chunks, FRAME_LEN)]  # (packets, frame bytes on the busiest link) per phase
+    if values_per_packet == WIDE_WORDS and mode in ("int32", "float32"):
+        phases = [(-(-chunks // GROUPS[FMT_WIDE32]), WIDE_FRAME_LEN)]
     if mode in ("sparse", "sparse-float32"):
         from edge.sparse import FLOAT_EXPONENT_LANES, agreement_chunks
 

@@ -219,3 +219,25 @@ def test_a_zero_block_does_not_coarsen_the_others_exponent() -> None:
         np.array_equal(r, np.zeros(INC_LANES, dtype=np.float32))
         for r in lockstep_allreduce(inputs[1:], "float32")
     )
+
+
+def test_wide_sums_carry_four_consecutive_chunks_a_packet_and_come_back_in_order() -> None:
+    """sum_lanes with `wide`: rows 4k .. 4k+3 travel as one 256-word row in format wide32 (padded with zero
+    rows), and each returned 256-word row maps back onto its four chunks in order."""
+    from edge.protocol import FMT_WIDE32, WIDE_WORDS
+
+    calls: list[tuple[tuple[int, ...], int]] = []
+
+    def reduce(rows: np.ndarray, kind: int, fmt: int = 0) -> np.ndarray:
+        calls.append((rows.shape, fmt))
+        return rows * np.uint32(3)
+
+    lanes = np.arange(6 * INC_LANES, dtype=np.uint32).reshape(6, INC_LANES)
+    out = formats.sum_lanes(reduce, lanes, wide=True)
+    assert calls == [((2, WIDE_WORDS), FMT_WIDE32)]
+    np.testing.assert_array_equal(out, lanes * np.uint32(3))
+    calls.clear()
+    formats.sum_lanes(reduce, lanes, wide=False)
+    assert calls == [((6, INC_LANES), 0)]
+    with pytest.raises(ValueError, match="values per packet"):
+        formats.allreduce_with(reduce, np.zeros(4, dtype=np.int32), "int32", 1, values_per_packet=128)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from edge import formats, mx
+from edge.protocol import FMT_INT32, FMT_WIDE32
 from tests.p4src.inc_sim import LinkModel, SimNetwork, chain_fabric
 
 SITES = {"S1": 2, "S2": 1, "S3": 0, "S4": 2}
@@ -18,11 +19,28 @@ HOSTS = ["S1h1", "S1h2", "S2h1", "S4h1", "S4h2"]
 
 
 def through_switches(
-    tmp_path: Path, inputs: list[np.ndarray], mode: str, slots: int = 8, seed: int = 3
+    tmp_path: Path,
+    inputs: list[np.ndarray],
+    mode: str,
+    slots: int = 8,
+    seed: int = 3,
+    values_per_packet: int = 64,
+    formats_seen: set[int] | None = None,
 ) -> list:
+    """Every worker's allreduce_with through the switches; `formats_seen` collects the formats the
+    workers' calls sent."""
     fabric = chain_fabric(SITES)
     net = SimNetwork(fabric, LinkModel(loss=0.1, duplicate=0.1, jitter_s=0.05), seed)
     net.start_switches()
+    seen = formats_seen if formats_seen is not None else set()
+
+    def recorded(reduce):  # type: ignore[no-untyped-def]
+        def call(lanes: np.ndarray, kind: int, fmt: int = FMT_INT32) -> np.ndarray:
+            seen.add(fmt)
+            return reduce(lanes, kind, fmt)
+
+        return call
+
     try:
         [plan] = net.install(tmp_path, [(1, HOSTS, slots)])
         workers = net.lockstep_workers(plan, HOSTS)
@@ -30,7 +48,12 @@ def through_switches(
         return net.lockstep(
             workers,
             lambda rank, reduce: formats.allreduce_with(
-                reduce, inputs[rank], mode, len(HOSTS), max_groups=groups
+                recorded(reduce),
+                inputs[rank],
+                mode,
+                len(HOSTS),
+                max_groups=groups,
+                values_per_packet=values_per_packet,
             ),
         )
     finally:
@@ -112,3 +135,39 @@ def test_narrow_sums_are_exact_whatever_the_packing(tmp_path: Path, mode: str, s
     for r in results:
         assert r.dtype == np.int32
         np.testing.assert_array_equal(r, want)
+
+
+@pytest.mark.parametrize(("slots", "fmt"), [(8, FMT_WIDE32), (4, FMT_WIDE32), (2, FMT_INT32)])
+def test_int32_sums_in_wide_packets_are_exact_under_loss(tmp_path: Path, slots: int, fmt: int) -> None:
+    """256 values to a packet: four chunks' lanes in one wide32 packet from the worker on, through loss,
+    duplication and reordering, exact (wrap-around included) for a length that is no whole number of
+    packets; with 2 slots the four chunks cannot share a packet and the sums travel 64 to a packet."""
+    rng = np.random.default_rng(slots)
+    inputs = [rng.integers(-(2**31), 2**31, size=5000, dtype=np.int64).astype(np.int32) for _ in HOSTS]
+    seen: set[int] = set()
+    results = through_switches(tmp_path, inputs, "int32", slots, values_per_packet=256, formats_seen=seen)
+    want = np.sum([x.astype(np.int64) for x in inputs], axis=0).astype(np.uint64).astype(np.uint32)
+    assert seen == {fmt}
+    for r in results:
+        assert r.dtype == np.int32 and r.shape == (5000,)
+        np.testing.assert_array_equal(r.view(np.uint32), want)
+
+
+def test_float32_sums_in_wide_packets_are_the_same_bits_as_in_narrow_ones(tmp_path: Path) -> None:
+    """float32: the exponent agreement (a max) travels 64 to a packet, the fixed-point sums 256. Those sums
+    are exact mod 2^32 either way, so the result is bit for bit the one of 64-value packets (whose bound
+    the float32 tests check), inf and NaN included."""
+    rng = np.random.default_rng(7)
+    inputs = [(rng.standard_normal(3000) * 10.0 ** rng.integers(-3, 4)).astype(np.float32) for _ in HOSTS]
+    inputs[1][10] = np.inf
+    inputs[3][20] = np.nan
+    seen: set[int] = set()
+    wide = through_switches(tmp_path / "wide", inputs, "float32", 8, values_per_packet=256, formats_seen=seen)
+    assert seen == {FMT_INT32, FMT_WIDE32}  # the agreement, then the sums
+    narrow = through_switches(tmp_path / "narrow", inputs, "float32", 8, seed=4)
+    assert wide[0][10] == np.inf and np.isnan(wide[0][20])
+    for r in wide:
+        np.testing.assert_array_equal(r.view(np.uint32), narrow[0].view(np.uint32))
+    exact = np.sum([x.astype(np.float64) for x in inputs], axis=0)
+    finite = np.isfinite(exact)
+    np.testing.assert_allclose(wide[0][finite], exact[finite], rtol=1e-5, atol=1e-3)

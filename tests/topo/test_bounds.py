@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from controller.inc.trees import plan_tree
-from edge.protocol import FRAME_LEN
+from edge.protocol import FRAME_LEN, WIDE_FRAME_LEN
 from topo import addressing, bounds
 from topo.wan import Link, Site, Wan
 
@@ -32,6 +32,27 @@ def test_inc_bound_is_the_busiest_tree_link_plus_the_slowest_round_trip(triangle
     assert bounds.inc_bound_s(wan, [tree, tree], 640, "int32", 2) == pytest.approx(20 * FRAME_LEN / 1e6 + 0.1)
     # float32: the agreement (1 packet for 10 blocks' exponents and flags) and a second round trip
     assert bounds.inc_bound_s(wan, [tree], 640, "float32") == pytest.approx(11 * FRAME_LEN / 1e6 + 0.2)
+
+
+def test_wide_packets_bound_int32_and_float32_sums_by_their_own_frames(triangle) -> None:  # type: ignore[no-untyped-def]
+    """256 values to a packet: 10 chunks go as 3 wide frames (the last one padded), not 10 narrow ones;
+    float32's agreement stays narrow; other modes are not wide whatever is asked."""
+    wan, fabric = triangle
+    hosts = [h.name for sw in fabric.switches for h in sw.hosts if h.role == "worker"]
+    tree = plan_tree(fabric, hosts)
+    wide = bounds.inc_bound_s(wan, [tree], 640, "int32", values_per_packet=256)
+    assert wide == pytest.approx(3 * WIDE_FRAME_LEN / 1e6 + 0.1)
+    # the padding of the last frame costs more than the headers saved on 10 chunks; on 12 it does not
+    assert wide > bounds.inc_bound_s(wan, [tree], 640, "int32")
+    twelve = bounds.inc_bound_s(wan, [tree], 768, "int32", values_per_packet=256)
+    assert twelve == pytest.approx(3 * WIDE_FRAME_LEN / 1e6 + 0.1)
+    assert twelve < bounds.inc_bound_s(wan, [tree], 768, "int32")
+    assert bounds.inc_bound_s(wan, [tree], 640, "float32", values_per_packet=256) == pytest.approx(
+        (FRAME_LEN + 3 * WIDE_FRAME_LEN) / 1e6 + 0.2
+    )
+    assert bounds.inc_bound_s(wan, [tree], 640, "sparse", values_per_packet=256) == bounds.inc_bound_s(
+        wan, [tree], 640, "sparse"
+    )
 
 
 def test_ring_and_parameter_server_bounds(triangle) -> None:  # type: ignore[no-untyped-def]

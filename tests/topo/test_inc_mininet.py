@@ -26,6 +26,26 @@ def test_int32_allreduce_is_bit_exact_under_loss(wan3_lossy) -> None:  # type: i
     assert res.stats["max_late_start_ms"] == 0.0 and res.stats["start_spread_ms"] < 100
 
 
+def test_int32_in_wide_packets_is_bit_exact_with_a_quarter_of_the_packets(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
+    """256 values to a packet: 16,384 int32 go as 64 wide frames a worker (1090 bytes each), through the
+    workers' native I/O, exact under 2 % loss; the host links carry those frames (plus the repairs and
+    copies, also wide, and a little neighbour discovery), and the bound is the wide frames' own."""
+    from edge.protocol import WIDE_FRAME_LEN
+
+    spec = AllreduceSpec(elements=16384, mode="int32", nslots=256, values_per_packet=256)
+    [res] = run_inc(wan3_lossy, spec, _log)
+    assert res.errors == [] and res.exact and res.max_abs_error == 0.0
+    assert res.stats["results"] == 6 * 64  # one result a wide packet
+    assert len(set(res.digests)) == 1 and res.stats["native_calls"] == 6
+    assert res.stats["unpacked_calls"] == 0
+    repeats = res.stats["retransmissions"] + res.stats["repair_copies"]
+    first = res.extra["bytes"]["host_up"] - repeats * WIDE_FRAME_LEN
+    assert 6 * 64 * WIDE_FRAME_LEN <= first <= 1.02 * 6 * 64 * WIDE_FRAME_LEN, res.extra["bytes"]
+    # the bound's link term: the 64 wide frames over a 50 Mbit/s tree link (not 256 frames of 322 bytes)
+    link_s = res.extra["against_bound"]["bound"]["link_s"]  # type: ignore[index]
+    assert link_s == round(64 * WIDE_FRAME_LEN * 8 / 50e6, 3)
+
+
 def test_two_slots_reuse_every_cell_many_times_under_loss(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
     """64 chunks through 2 slots: each cell and its shadow copy serve 16 chunks, with 2 % loss."""
     [res] = run_inc(wan3_lossy, AllreduceSpec(elements=4096, mode="int32", nslots=2), _log)

@@ -60,6 +60,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "holds travel with values (docs/obstacles.md; default int32)",
     )
     p.add_argument(
+        "--values-per-packet",
+        choices=("auto", "64", "256"),
+        default="auto",
+        help="int32 and float32 sums: 64 values to a packet (322-byte frames), or 256 (one 1090-byte wide "
+        "frame for four chunks: a quarter of the packets for every worker and switch, 15 %% fewer bytes); "
+        "auto takes 256 where the workers' packets at the links' rate would exceed the machine's packet "
+        'budget, so that the CPU does not set the run\'s pace (docs/protocol.md, "Wide int32"; default auto)',
+    )
+    p.add_argument(
         "--dtype",
         choices=SPARSE_DTYPES,
         default=None,
@@ -186,6 +195,25 @@ def _staged_inputs(args: argparse.Namespace, mode: str) -> np.ndarray:
     return rows
 
 
+def _values_per_packet(args: argparse.Namespace, mode: str) -> int:
+    """--values-per-packet as a number: auto decides from the run's workers and the links' rate
+    (topo.allreduce_run.auto_values_per_packet); 256 is refused where the sums cannot travel wide."""
+    from topo.allreduce_run import WIDE_MODES, auto_values_per_packet
+    from topo.options import wan_from_args
+
+    if args.values_per_packet == "auto":
+        wan = wan_from_args(args)
+        return auto_values_per_packet(mode, args.secure, len(wan.sites) * wan.workers_per_site, wan)
+    wanted = int(args.values_per_packet)
+    if wanted != 64 and (mode not in WIDE_MODES or args.secure):
+        raise SystemExit(
+            f"tributary allreduce: --values-per-packet {wanted} carries int32 and float32 sums only, unmasked "
+            f"(--mode {args.mode}{' --secure' if args.secure else ''} sends 64 values to a packet: "
+            "packed formats have their own wide frames, and masks cancel in 64-lane rows)"
+        )
+    return wanted
+
+
 def cmd_allreduce(args: argparse.Namespace) -> int:
     if args.density is None:
         args.density = 0.01
@@ -228,6 +256,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
             "tributary allreduce: --slots at most 4096 (a switch's pool), --min-slots not negative and at "
             "most --slots"
         )
+    values_per_packet = _values_per_packet(args, mode)
     # every argument is checked before asking for root, so a mistake is reported as itself
     if not require_root("allreduce"):
         return 1
@@ -239,6 +268,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     )
     spec.min_slots, spec.fallback = min(args.min_slots, spec.slots()), args.fallback
     spec.density = args.density
+    spec.values_per_packet = values_per_packet
     for item in args.mpi_mca:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -269,6 +299,7 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     summary: dict[str, object] = {
         "mode": args.mode,
         **({"dtype": dtype} if args.mode == "sparse" else {}),
+        "values_per_packet": values_per_packet,
         "secure": args.secure,
         **({"inputs": str(args.inputs)} if args.inputs is not None else {}),
         "wan_model": f"access-limited ({access:g} Mbit/s per worker)" if access else "full mesh",
