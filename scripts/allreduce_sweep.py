@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 
 from controller.inc.trees import plan_tree
 from topo import shortfall
-from topo.allreduce_run import AllreduceSpec, run_baseline, run_inc, worker_hosts
+from topo.allreduce_run import AllreduceSpec, auto_values_per_packet, run_baseline, run_inc, worker_hosts
 from topo.options import require_root
 from topo.session import running_wan
 
@@ -54,6 +54,12 @@ def main() -> int:
     ap.add_argument("--mode", choices=("int32", "float32"), default="int32")
     ap.add_argument("--slots", type=int, default=0, help="slots per tenant (default: as many as needed)")
     ap.add_argument("--runs", type=int, default=1, help="INC runs per point (default 1)")
+    ap.add_argument(
+        "--values-per-packet",
+        choices=("auto", "64", "256"),
+        default="auto",
+        help="INC sums 64 or 256 to a packet; auto as tributary allreduce decides (docs/protocol.md)",
+    )
     ap.add_argument("--no-ring", dest="ring", action="store_false", help="skip the ring baseline")
     ap.add_argument("--out", type=Path, default=Path("runs/sweep"))
     args = ap.parse_args()
@@ -80,6 +86,12 @@ def main() -> int:
                 for tenants in args.tenants:
                     for _ in range(args.runs):
                         spec = AllreduceSpec(size, args.mode, tenants, args.slots)
+                        wan, workers = running.network.wan, len(worker_hosts(running))
+                        spec.values_per_packet = (
+                            auto_values_per_packet(args.mode, False, workers, wan, size)
+                            if args.values_per_packet == "auto"
+                            else int(args.values_per_packet)
+                        )
                         inc = run_inc(running, spec, print)
                         first = inc[0]
                         rows.append(
@@ -88,6 +100,7 @@ def main() -> int:
                                 "elements": size,
                                 "tenants": tenants,
                                 "algorithm": "inc",
+                                "values_per_packet": spec.values_per_packet,
                                 "seconds": max(r.seconds for r in inc),
                                 "goodput_elems_per_s": sum(r.goodput for r in inc),
                                 "exact": all(r.exact for r in inc),

@@ -157,7 +157,7 @@ def _echo(ready: multiprocessing.synchronize.Event, stop: multiprocessing.synchr
         del held[:k]
 
 
-def socket_run(chunks: int, io: str) -> dict[str, float]:
+def socket_run(chunks: int, io: str, values_per_packet: int = INC_LANES) -> dict[str, float]:
     """One allreduce of `chunks` chunks over loopback with the `io` path ("python" or "native"): the
     worker's user and system CPU in microseconds per packet sent or received, and its seconds."""
     os.environ[ENV_IO] = io
@@ -170,7 +170,7 @@ def socket_run(chunks: int, io: str) -> dict[str, float]:
         if not worker.connected:
             raise SystemExit("the worker's socket could not be connected to the echo on loopback")
         r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
-        out = worker.allreduce(values, "int32")
+        out = worker.allreduce(values, "int32", values_per_packet=values_per_packet)
         r1, seconds = resource.getrusage(resource.RUSAGE_SELF), time.monotonic() - t0
     if not np.array_equal(out, values):
         raise SystemExit(f"the {io} path returned a wrong result")

@@ -32,7 +32,7 @@ from controller.inc.jobs import (
 )
 from controller.p4rt import P4InfoIndex
 from edge import formats
-from edge.protocol import FMT_WIDE32, FRAME_LEN, GROUPS, INC_LANES, WIDE_WORDS
+from edge.protocol import FMT_WIDE32, FRAME_LEN, GROUPS, INC_LANES, WIDE_FRAME_LEN, WIDE_WORDS
 from edge.runner import SPARSE_MODES, expected_sum, worker_data
 from edge.sparse import float_error_bound
 from topo import bounds, linkbytes, sparse_report
@@ -51,17 +51,23 @@ GO_MARGIN_S = 0.25  # the common start, after the last runner said it was ready 
 
 WIDE_MODES = ("int32", "float32")  # modes whose sums may travel 256 values to a packet (edge.formats)
 # The workers' packets a second (sent and received, all of them together) above which `auto` sends int32 and
-# float32 sums in wide packets: every Python process of a run shares the machine's two cores, which move a
-# few hundred thousand packets a second in all (DESIGN §6), and the switches need their share of them.
-PACKET_BUDGET_PPS = 300_000
+# float32 sums in wide packets. Every Python process of a run shares the machine's two cores (DESIGN §6),
+# and the switches handle each worker packet again. Measured on this project's machines (docs/switch.md,
+# "Wide packets"): three sites' six workers at 50 Mbit/s move 233,000 packets a second at 64 values,
+# and the run's CPU floor was 0.9-1.3x its bound, so the CPU set the pace; at 256 values (58,000) it was
+# 0.85-0.95x.
+PACKET_BUDGET_PPS = 100_000
 
 
-def auto_values_per_packet(mode: str, secure: bool, workers: int, wan: Wan) -> int:
+def auto_values_per_packet(mode: str, secure: bool, workers: int, wan: Wan, elements: int) -> int:
     """64 or 256 values to a packet for a run of `workers` workers on `wan`: 256 (a quarter of the packets)
     where 64-value packets at the pace the links allow would exceed PACKET_BUDGET_PPS, so that the
-    machine's CPU, not the network, would set the run's time; 64 where it would not. Only int32 and float32
-    sums travel wide, and never masked ones (the masks cancel in 64-lane rows)."""
-    if mode not in WIDE_MODES or secure:
+    machine's CPU, not the network, would set the run's time, and where the wide frames carry the vector
+    in no more bytes (a short vector's last wide frame is mostly padding); 64 elsewhere. Only int32 and
+    float32 sums travel wide, and never masked ones (the masks cancel in 64-lane rows)."""
+    chunks = -(-elements // INC_LANES)
+    wide_bytes = -(-chunks // GROUPS[FMT_WIDE32]) * WIDE_FRAME_LEN
+    if mode not in WIDE_MODES or secure or wide_bytes > chunks * FRAME_LEN:
         return INC_LANES
     rate_mbit = max(link.rate_mbit for link in wan.links) if wan.links else 0.0
     if wan.access_rate_mbit:

@@ -98,5 +98,8 @@ def test_allreduce_refuses_wide_packets_where_the_sums_cannot_travel_wide() -> N
     cli = [TRIBUTARY, "allreduce", "--sites", "TYO,NYC,LON", "--values-per-packet", "256"]
     for extra in (["--mode", "int8"], ["--mode", "sparse"], ["--secure"]):
         res = subprocess.run([*cli, *extra], capture_output=True, text=True, timeout=60)
-        assert res.returncode != 0 and "carries int32 and float32 sums only" in res.stderr, (extra, res.stderr)
+        assert res.returncode != 0 and "carries int32 and float32 sums only" in res.stderr, (
+            extra,
+            res.stderr,
+        )
         assert "Traceback" not in res.stderr

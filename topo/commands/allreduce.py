@@ -203,7 +203,8 @@ def _values_per_packet(args: argparse.Namespace, mode: str) -> int:
 
     if args.values_per_packet == "auto":
         wan = wan_from_args(args)
-        return auto_values_per_packet(mode, args.secure, len(wan.sites) * wan.workers_per_site, wan)
+        workers = len(wan.sites) * wan.workers_per_site
+        return auto_values_per_packet(mode, args.secure, workers, wan, args.elements)
     wanted = int(args.values_per_packet)
     if wanted != 64 and (mode not in WIDE_MODES or args.secure):
         raise SystemExit(
