@@ -185,7 +185,7 @@ def socket_run(chunks: int, io: str, values_per_packet: int = INC_LANES) -> dict
     }
 
 
-def sockets_main(chunks: int, repeat: int, as_json: bool) -> int:
+def sockets_main(chunks: int, repeat: int, as_json: bool, values_per_packet: int = INC_LANES) -> int:
     ctx = multiprocessing.get_context("fork")
     ready, stop = ctx.Event(), ctx.Event()
     echo = ctx.Process(target=_echo, args=(ready, stop), daemon=True)
@@ -199,7 +199,7 @@ def sockets_main(chunks: int, repeat: int, as_json: bool) -> int:
                 # the echo still holds the last call's tail copies for an RTT: a new worker of the same
                 # job (its chunk numbers start again at 0) would take their results as its own
                 time.sleep(2 * RTT_S)
-                r = socket_run(chunks, io)
+                r = socket_run(chunks, io, values_per_packet)
                 runs[io].append(r)
                 if not as_json:
                     print(
@@ -210,7 +210,9 @@ def sockets_main(chunks: int, repeat: int, as_json: bool) -> int:
     finally:
         stop.set()
         echo.join(5)
-    out: dict[str, object] = {"chunks": chunks, "sockets": True, "rtt_s": RTT_S, "rate_mbit": 50}
+    out: dict[str, object] = {
+        "chunks": chunks, "sockets": True, "rtt_s": RTT_S, "rate_mbit": 50, "values_per_packet": values_per_packet,
+    }  # fmt: skip
     for io, rs in runs.items():
         out[io] = {
             "user_us_median": statistics.median(r["user_us"] for r in rs),
@@ -234,12 +236,16 @@ def main(argv: list[str] | None = None) -> int:
         "--sockets", action="store_true",
         help="the whole worker over loopback sockets, Python I/O against native I/O (system calls included)",
     )  # fmt: skip
+    ap.add_argument(
+        "--values-per-packet", type=int, choices=(64, 256), default=64,
+        help="with --sockets: int32 sums 64 to a packet, or 256 (wide32; docs/protocol.md) (default 64)",
+    )  # fmt: skip
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     args = ap.parse_args(argv)
     if args.chunks < 1 or args.repeat < 1:
         ap.error("--chunks and --repeat must be positive")
     if args.sockets:
-        return sockets_main(args.chunks, args.repeat, args.json)
+        return sockets_main(args.chunks, args.repeat, args.json, args.values_per_packet)
     runs, collected = [], []
     for i in range(args.repeat):
         if args.gc == "quiet":

@@ -52,3 +52,21 @@ def test_the_socket_benchmark_runs_the_whole_worker_through_both_paths() -> None
         [run] = out[io]["runs"]
         assert run["packets"] >= 600  # every chunk out and its result back (the copies of the tail on top)
         assert run["user_us"] + run["system_us"] > 0 and run["seconds"] >= 0.16  # at least the echo's RTT
+
+
+def test_the_socket_benchmark_sends_wide_packets_when_asked() -> None:
+    """--values-per-packet 256: 300 chunks go as 75 wide packets (the echo returns them as wide results),
+    exact through both paths (socket_run checks the result)."""
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sockets", "--chunks", "300", "--repeat", "1", "--values-per-packet", "256",
+         "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["values_per_packet"] == 256
+    for io in ("python", "native"):
+        [run] = out[io]["runs"]
+        assert 150 <= run["packets"] < 600  # 75 out and 75 back, with the tail's copies: not 300 each way
