@@ -530,6 +530,10 @@ def run_inc(
                     if on_switch
                     else masked_host_bound_s(bounds.hierarchical_bound_s, running, hosts, spec)
                 )
+            if adm.plan is not None and spec.mode in WIDE_MODES and not spec.secure:
+                # what this tenant's sums travelled in: wide only where its slots allowed four chunks a packet
+                wide = spec.values_per_packet == WIDE_WORDS and adm.plan.nslots % GROUPS[FMT_WIDE32] == 0
+                res.extra["values_per_packet"] = WIDE_WORDS if wide else INC_LANES
             res.extra.update(
                 path=adm.path,
                 requested_slots=adm.requested_slots,

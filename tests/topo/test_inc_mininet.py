@@ -37,7 +37,7 @@ def test_int32_in_wide_packets_is_bit_exact_with_a_quarter_of_the_packets(wan3_l
     assert res.errors == [] and res.exact and res.max_abs_error == 0.0
     assert res.stats["results"] == 6 * 64  # one result a wide packet
     assert len(set(res.digests)) == 1 and res.stats["native_calls"] == 6
-    assert res.stats["unpacked_calls"] == 0
+    assert res.stats["unpacked_calls"] == 0 and res.extra["values_per_packet"] == 256
     repeats = res.stats["retransmissions"] + res.stats["repair_copies"]
     first = res.extra["bytes"]["host_up"] - repeats * WIDE_FRAME_LEN
     assert 6 * 64 * WIDE_FRAME_LEN <= first <= 1.02 * 6 * 64 * WIDE_FRAME_LEN, res.extra["bytes"]

@@ -267,9 +267,9 @@ def cmd_allreduce(args: argparse.Namespace) -> int:
     spec = AllreduceSpec(
         args.elements, mode, args.tenants, args.slots, args.seed, args.stall_timeout, args.secure
     )
+    spec.values_per_packet = values_per_packet  # before slots(): wide packets ask for multiples of 4
     spec.min_slots, spec.fallback = min(args.min_slots, spec.slots()), args.fallback
     spec.density = args.density
-    spec.values_per_packet = values_per_packet
     for item in args.mpi_mca:
         key, sep, value = item.partition("=")
         if not sep or not key:
