@@ -199,6 +199,7 @@ def narrow_allreduce(
 
 
 VALUES_PER_PACKET = (INC_LANES, WIDE_WORDS)  # int32 sums: 64 lanes to a packet, or 256 (wide32)
+WIDE_MODES = ("int32", "float32")  # the modes whose sums may travel 256 values to a packet (allreduce_with)
 
 
 def sum_lanes(reduce: LaneReduce, lanes: np.ndarray, wide: bool) -> np.ndarray:

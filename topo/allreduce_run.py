@@ -49,7 +49,6 @@ READY_TIMEOUT_S = 600.0  # the most the runners' set-up may take before the star
 GO_MARGIN_S = 0.25  # the common start, after the last runner said it was ready (they look every 5 ms)
 
 
-WIDE_MODES = ("int32", "float32")  # modes whose sums may travel 256 values to a packet (edge.formats)
 # The workers' packets a second (sent and received, all of them together) above which `auto` sends int32 and
 # float32 sums in wide packets. Every Python process of a run shares the machine's two cores (DESIGN §6),
 # and the switches handle each worker packet again. Measured on this project's machines (docs/switch.md,
@@ -67,7 +66,7 @@ def auto_values_per_packet(mode: str, secure: bool, workers: int, wan: Wan, elem
     float32 sums travel wide, and never masked ones (the masks cancel in 64-lane rows)."""
     chunks = -(-elements // INC_LANES)
     wide_bytes = -(-chunks // GROUPS[FMT_WIDE32]) * WIDE_FRAME_LEN
-    if mode not in WIDE_MODES or secure or wide_bytes > chunks * FRAME_LEN:
+    if mode not in formats.WIDE_MODES or secure or wide_bytes > chunks * FRAME_LEN:
         return INC_LANES
     rate_mbit = max(link.rate_mbit for link in wan.links) if wan.links else 0.0
     if wan.access_rate_mbit:
@@ -530,7 +529,7 @@ def run_inc(
                     if on_switch
                     else masked_host_bound_s(bounds.hierarchical_bound_s, running, hosts, spec)
                 )
-            if adm.plan is not None and spec.mode in WIDE_MODES and not spec.secure:
+            if adm.plan is not None and spec.mode in formats.WIDE_MODES and not spec.secure:
                 # what this tenant's sums travelled in: wide only where its slots allowed four chunks a packet
                 wide = spec.values_per_packet == WIDE_WORDS and adm.plan.nslots % GROUPS[FMT_WIDE32] == 0
                 res.extra["values_per_packet"] = WIDE_WORDS if wide else INC_LANES

@@ -45,6 +45,7 @@ from itertools import pairwise
 from controller import graph
 from controller.fabric import Fabric
 from controller.inc.trees import Tree
+from edge.formats import WIDE_MODES
 from edge.protocol import FMT_WIDE32, FRAME_LEN, GROUPS, INC_LANES, WIDE_FRAME_LEN, WIDE_WORDS
 from topo import addressing
 from topo.wan import Wan
@@ -117,7 +118,7 @@ def inc_bound_s(
     rates = _rates_bps(wan, addressing.fabric(wan))
     chunks = -(-elements // INC_LANES)
     phases = [(chunks, FRAME_LEN)]  # (packets, frame bytes on the busiest link) per phase
-    if values_per_packet == WIDE_WORDS and mode in ("int32", "float32"):
+    if values_per_packet == WIDE_WORDS and mode in WIDE_MODES:
         phases = [(-(-chunks // GROUPS[FMT_WIDE32]), WIDE_FRAME_LEN)]
     if mode in ("sparse", "sparse-float32"):
         from edge.sparse import FLOAT_EXPONENT_LANES, agreement_chunks

@@ -198,7 +198,8 @@ def _staged_inputs(args: argparse.Namespace, mode: str) -> np.ndarray:
 def _values_per_packet(args: argparse.Namespace, mode: str) -> int:
     """--values-per-packet as a number: auto decides from the run's workers and the links' rate
     (topo.allreduce_run.auto_values_per_packet); 256 is refused where the sums cannot travel wide."""
-    from topo.allreduce_run import WIDE_MODES, auto_values_per_packet
+    from edge.formats import WIDE_MODES
+    from topo.allreduce_run import auto_values_per_packet
     from topo.options import wan_from_args
 
     if args.values_per_packet == "auto":
