@@ -39,8 +39,14 @@ def test_int32_in_wide_packets_is_bit_exact_with_a_quarter_of_the_packets(wan3_l
     assert len(set(res.digests)) == 1 and res.stats["native_calls"] == 6
     assert res.stats["unpacked_calls"] == 0 and res.extra["values_per_packet"] == 256
     repeats = res.stats["retransmissions"] + res.stats["repair_copies"]
+    assert res.stats["packets_sent"] == 6 * 64 + repeats  # every packet a wide one: 64 a worker, then repeats
     first = res.extra["bytes"]["host_up"] - repeats * WIDE_FRAME_LEN
-    assert 6 * 64 * WIDE_FRAME_LEN <= first <= 1.02 * 6 * 64 * WIDE_FRAME_LEN, res.extra["bytes"]
+    # the interfaces count everything: a few KB of neighbour discovery and ARP ride along during the run
+    # (9 KB in one CI run); 64-value packets would be 6 x 256 x 322 = 494,592 bytes, far above this
+    other = 16_384
+    assert 6 * 64 * WIDE_FRAME_LEN <= first <= 6 * 64 * WIDE_FRAME_LEN + other < 6 * 256 * 322, res.extra[
+        "bytes"
+    ]
     # the bound's link term: the 64 wide frames over a 50 Mbit/s tree link (not 256 frames of 322 bytes)
     link_s = res.extra["against_bound"]["bound"]["link_s"]  # type: ignore[index]
     assert link_s == round(64 * WIDE_FRAME_LEN * 8 / 50e6, 3)
