@@ -866,6 +866,12 @@ class CGen:
             if exprs or not is_csum:
                 raise Unsupported("a calculation over the payload with an expression or by a hash")
             self.payload_calc(parts)
+        elif is_csum:  # word-aligned fields straight into the sum (runtime.c, csum_field)
+            self.emit(1, "unsigned bo = 0, hi = 0; uint64_t s = 0;")
+            for code, w, h in parts:
+                put = f"csum_field(b, &hi, &s, bo, {w}, {code}); bo += {w};"
+                self.emit(1, put if h is None or not gated else f"if (P->h.v[{h}]) {{ {put} }}")
+            self.emit(1, "(void)P; return csum_finish(b, hi, s);")
         elif gated:
             self.emit(1, "unsigned bo = 0;")
             for code, w, h in parts:

@@ -22,8 +22,31 @@ static inline uint64_t mask_w(unsigned w) { return w >= 64 ? ~(uint64_t)0 : (((u
 static inline uint64_t shl64(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a << b; }
 static inline uint64_t shr64(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a >> b; }
 
+/* Whole bytes, most significant first: the fields that start on a byte and are 8, 16, 32 or 64 bits
+   wide (most of a real program's) skip the bit loops below. The calls' offsets and widths are
+   constants in the generated code, so inlined the compiler keeps only one of these paths per field
+   (always_inline: a wide header's hundreds of calls would otherwise make it give up inlining, and
+   every call would pay for both paths). */
+static inline __attribute__((always_inline)) uint64_t load_be(const uint8_t *p, unsigned nbytes) {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < nbytes; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+static inline __attribute__((always_inline)) void store_be(uint8_t *p, unsigned nbytes, uint64_t v) {
+    for (int i = (int)nbytes - 1; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
+}
+
+static inline __attribute__((always_inline)) int whole_bytes(unsigned bo, unsigned w) {
+    return !(bo & 7) && (w == 8 || w == 16 || w == 32 || w == 64);
+}
+
 /* Bits [bo, bo + w) of p, most significant first (w <= 64). */
-static inline uint64_t get_bits(const uint8_t *p, unsigned bo, unsigned w) {
+static inline __attribute__((always_inline)) uint64_t get_bits(const uint8_t *p, unsigned bo, unsigned w) {
+    if (whole_bytes(bo, w)) return load_be(p + (bo >> 3), w >> 3);
     p += bo >> 3;
     bo &= 7;
     unsigned nb = (bo + w + 7) >> 3;
@@ -33,8 +56,13 @@ static inline uint64_t get_bits(const uint8_t *p, unsigned bo, unsigned w) {
     return (uint64_t)acc & mask_w(w);
 }
 
-/* OR v's low w bits into bits [bo, bo + w) of p (the buffer starts zeroed). */
-static inline void put_bits(uint8_t *p, unsigned bo, unsigned w, uint64_t v) {
+/* OR v's low w bits into bits [bo, bo + w) of p (the buffer starts zeroed, so a field of whole bytes,
+   which shares none of them, is simply stored). */
+static inline __attribute__((always_inline)) void put_bits(uint8_t *p, unsigned bo, unsigned w, uint64_t v) {
+    if (whole_bytes(bo, w)) {
+        store_be(p + (bo >> 3), w >> 3, v);
+        return;
+    }
     p += bo >> 3;
     bo &= 7;
     unsigned nb = (bo + w + 7) >> 3;
@@ -44,6 +72,31 @@ static inline void put_bits(uint8_t *p, unsigned bo, unsigned w, uint64_t v) {
         p[i] |= (uint8_t)acc;
         acc >>= 8;
     }
+}
+
+/* One field of a csum16 input list at bit offset bo: a field that starts on a 16-bit word and fills
+   whole words is added to the sum *s word by word; any other is written into the zeroed buffer b
+   (hi: one past its last byte written so far), whose words csum_finish adds. Both give the sum of
+   the words of the list laid out as one buffer, since the words a field does not touch are zero: the
+   same checksum as writing every field and summing the whole buffer, without a wide header's
+   thousand bytes written and read again. */
+static inline __attribute__((always_inline)) void csum_field(uint8_t *b, unsigned *hi, uint64_t *s, unsigned bo,
+                                                             unsigned w, uint64_t v) {
+    if (!(bo & 15) && !(w & 15) && w <= 64) {
+        for (unsigned k = 16; k <= w; k += 16) *s += (v >> (w - k)) & 0xFFFF;
+        return;
+    }
+    put_bits(b, bo, w, v);
+    unsigned end = (bo + w + 7) >> 3;
+    if (end > *hi) *hi = end;
+}
+
+static inline uint64_t csum_finish(const uint8_t *b, unsigned hi, uint64_t s) {
+    unsigned i = 0;
+    for (; i + 1 < hi; i += 2) s += ((uint64_t)b[i] << 8) | b[i + 1];
+    if (i < hi) s += (uint64_t)b[i] << 8;
+    while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
+    return (~s) & 0xFFFF;
 }
 
 /* The Internet checksum of nbits bits (zero-padded to whole 16-bit words), as BMv2's csum16. */

@@ -284,6 +284,72 @@ def test_checksums_over_the_payload_at_odd_offsets() -> None:
         assert int.from_bytes(out[3:5], "big") == csum16(data[:3] + data[5:])
 
 
+def test_checksums_over_fields_that_start_on_any_bit_match_the_byte_buffer_sum() -> None:
+    """csum16 over a field list whose fields start on and off 16-bit words, depending on whether an
+    optional header in the middle was extracted (its fields are skipped when it is invalid): runtime.c
+    adds word-aligned fields straight into the sum and writes the others into the buffer
+    (csum_field), which must give the checksum of the whole list laid out in one buffer."""
+    from p4kit.switch.hashes import csum16
+    from p4kit.switch.jsonbuild import HX, F, JsonBuilder, assign
+
+    a = [("p", 4), ("q", 12), ("r", 16), ("s", 8), ("t", 24), ("u", 64), ("v", 48), ("ck", 16)]
+    o = [("x", 8), ("y", 16), ("z", 32)]
+    b = JsonBuilder()
+    b.add_header("a", a)
+    b.add_header("o", o)
+    b.state("start", [b.extract("a")], [F("a", "p")], [(1, None, "opt"), ("default", None, None)])
+    b.state("opt", [b.extract("o")])
+    b.deparse("a", "o")
+    fields = [F("a", "p"), F("a", "q"), F("a", "r"), F("a", "s"), F("o", "x"), F("o", "y"), F("a", "t")]
+    fields += [F("a", "u"), F("o", "z"), F("a", "v")]
+    b.calculation("c", "csum16", fields)
+    b.checksum("k", ["a", "ck"], "c", verify=False, update=True)
+    b.action("out", [], [assign(F("standard_metadata", "egress_spec"), HX(2))])
+    b.init("ingress", b.call("out"))
+    nat, py = _pair(b.build())
+    assert nat.native_active, nat.native_reason
+    rng = random.Random(5)
+
+    def bits(data: bytes, layout: list[tuple[str, int]]) -> dict[str, tuple[int, int]]:
+        value, out, pos = int.from_bytes(data, "big"), {}, 0
+        total = 8 * len(data)
+        for name, w in layout:
+            out[name] = ((value >> (total - pos - w)) & ((1 << w) - 1), w)
+            pos += w
+        return out
+
+    for n in range(40):
+        with_o = n % 2 == 0
+        head = bytes([(1 if with_o else 2) << 4 | rng.randrange(16)]) + bytes(
+            rng.randrange(256) for _ in range(25)
+        )
+        data = head + (bytes(rng.randrange(256) for _ in range(7)) if with_o else b"") + bytes(n % 5)
+        _same(nat, py, 1, data)
+        ((_, out),) = nat.process_packet(1, data)
+        fa = bits(data[:24], a)  # 192 bits
+        fo = bits(data[24:31], o) if with_o else {}
+        order = [
+            ("a", "p"),
+            ("a", "q"),
+            ("a", "r"),
+            ("a", "s"),
+            ("o", "x"),
+            ("o", "y"),
+            ("a", "t"),
+            ("a", "u"),
+        ]
+        order += [("o", "z"), ("a", "v")]
+        laid, width = 0, 0
+        for h, name in order:
+            if h == "o" and not with_o:
+                continue
+            v, w = (fa if h == "a" else fo)[name]
+            laid, width = (laid << w) | v, width + w
+        pad = -width % 8
+        expect = csum16((laid << pad).to_bytes((width + pad) // 8, "big"))
+        assert int.from_bytes(out[22:24], "big") == expect  # a.ck
+
+
 def test_header_stacks_match_the_python_data_plane() -> None:
     """A parser loop that extracts labels into a stack until bos (StackOutOfBounds past three,
     PacketTooShort on a cut packet), then actions that pop, push, write an element at a constant
