@@ -273,12 +273,19 @@ class IncBench:
     """Workers' contributions through the INC program, laid out from the program's own headers
     (so the same code drives every protocol version): fan-in 3, one tenant, 64 slots."""
 
-    def __init__(self, bmv2: dict, fan_in: int = 3, nslots: int = 64, native: bool | None = None) -> None:
+    def __init__(
+        self, bmv2: dict, fan_in: int = 3, nslots: int = 64, native: bool | None = None, wide: bool = False
+    ) -> None:
         from p4kit.switch.runtime import Switch
 
         self.bmv2, self.fan_in, self.nslots = bmv2, fan_in, nslots
         self.inc_fields = _fields(bmv2, "inc")
-        self.lanes = _fields(bmv2, "values")
+        # wide: 256 values (four chunks, format wide32) a contribution, as workers send int32 sums with
+        # --values-per-packet 256 (docs/protocol.md, "Wide int32"); else 64
+        self.wide = wide
+        self.step = 4 if wide else 1  # chunk numbers a contribution covers
+        lanes = [f"w{i}" for i in range(4)] if wide else ["values"]
+        self.lanes = [(f"{h}.{n}", w) for h in lanes for n, w in _fields(bmv2, h)]
         self.version = 2 if any(n == "epoch" for n, _ in self.inc_fields) else 1
         self.epoch, self.gw_mac, self.gw_ip = 0x5EED, 0x00000A0001FE, 0x0A0001FE
         sw = self.sw = Switch(native=native)
@@ -334,6 +341,7 @@ class IncBench:
                 "count": 1,
                 "chunk": chunk,
                 "epoch": self.epoch,
+                "format": 3 if self.wide else 0,
             },
         )
         payload = header + _pack(
@@ -352,7 +360,7 @@ class IncBench:
     def frames(self, packets: int, first_chunk: int = 0) -> list[tuple[int, bytes]]:
         chunks = max(1, packets // self.fan_in)
         return [
-            (port, self.contribution(port, first_chunk + c))
+            (port, self.contribution(port, self.step * (first_chunk + c)))
             for c in range(chunks)
             for port in range(1, self.fan_in + 1)
         ]
@@ -396,9 +404,12 @@ class IncBench:
         cpu = [0.0] * self.fan_in
         results = 0
         chunks = len(frames) // self.fan_in
-        for c0 in range(0, chunks, self.nslots):
+        for c0 in range(0, chunks, self.nslots // self.step):
             for child in range(self.fan_in):
-                group = [frames[c * self.fan_in + child] for c in range(c0, min(chunks, c0 + self.nslots))]
+                group = [
+                    frames[c * self.fan_in + child]
+                    for c in range(c0, min(chunks, c0 + self.nslots // self.step))
+                ]
                 t0 = time.process_time()
                 for port, frame in group:
                     results += len(process(port, frame))
@@ -415,10 +426,12 @@ class IncBench:
         return {"pps": len(frames) / wall, "cpu_pps": len(frames) / cpu, "cpu_us": cpu / len(frames) * 1e6}
 
 
-def bench_inc_inprocess(packets: int, rev: str | None = None, batch: int = 32) -> dict[str, object]:
+def bench_inc_inprocess(
+    packets: int, rev: str | None = None, batch: int = 32, wide: bool = False
+) -> dict[str, object]:
     """Per packet, then batched as the port loop batches (`batch` chunks per port and turn)."""
     label, bmv2 = inc_program(rev)
-    bench = IncBench(bmv2)
+    bench = IncBench(bmv2, wide=wide)
     bench.run(bench.frames(3000))  # warm-up; each run goes on with later chunks (older ones are stale)
     single = bench.run(bench.frames(packets, first_chunk=1000))
     batched = bench.run_batched(bench.frames(packets, first_chunk=1000 + packets), batch)
@@ -840,6 +853,15 @@ def main() -> int:
         result[f"{key}_batched_cpu_us_per_pkt"] = round(inc["batched"]["cpu_us"], 2)
         result[f"{key}_cpu_us_by_kind"] = inc["by_kind"]
         result[f"{key}_data_plane"] = inc["data_plane"]
+    if not args.no_inc:
+        # 256 values a contribution (wide32): per packet, and per value against 64 a packet
+        wide = bench_inc_inprocess(args.packets // 4, None, wide=True)
+        result["inc_wide_inprocess_pps"] = round(wide["cpu_pps"])
+        result["inc_wide_cpu_us_per_pkt"] = round(wide["cpu_us"], 2)
+        result["inc_wide_batched_cpu_us_per_pkt"] = round(wide["batched"]["cpu_us"], 2)
+        result["inc_wide_cpu_us_by_kind"] = wide["by_kind"]
+        result["inc_wide_ns_per_value"] = round(wide["batched"]["cpu_us"] / 256 * 1000, 2)
+        result["inc_ns_per_value"] = round(float(result["inc_batched_cpu_us_per_pkt"]) / 64 * 1000, 2)
     can_veth = os.geteuid() == 0 and shutil.which("ip") is not None and not args.no_veth
     if can_veth:
         if args.veth_program == "router":

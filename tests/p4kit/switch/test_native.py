@@ -103,13 +103,15 @@ def _inc() -> tuple[dict, Any]:
     return bmv2, bench_switch
 
 
-def test_inc_aggregates_the_same_on_both() -> None:
+@pytest.mark.parametrize("wide", [False, True], ids=["int32", "wide32"])
+def test_inc_aggregates_the_same_on_both(wide: bool) -> None:
     """INC's protocol through both data planes (the benchmark's tenant, tree and contributions):
     every chunk completes and its sum is multicast to the three children, identically; then the
     same contributions again (duplicates, which the protocol drops and counts), damaged copies
-    (bad checksums, bits flipped anywhere) and short ones; registers and counters equal."""
+    (bad checksums, bits flipped anywhere) and short ones; registers and counters equal. wide32: the
+    contributions carry 256 values each (four chunks), as workers send int32 sums 256 to a packet."""
     bmv2, bench = _inc()
-    nat, py = bench.IncBench(bmv2, native=True), bench.IncBench(bmv2, native=False)
+    nat, py = bench.IncBench(bmv2, native=True, wide=wide), bench.IncBench(bmv2, native=False, wide=wide)
     assert nat.sw.native_active and not py.sw.native_active, nat.sw.native_reason
     frames = nat.frames(300)
     results = 0
@@ -131,7 +133,10 @@ def test_inc_aggregates_the_same_on_both() -> None:
         group = [d for p, d in later if p == port]
         assert nat.sw.process_batch(port, group) == py.sw.process_batch(port, group)
     assert state(nat.sw, bmv2) == state(py.sw, bmv2)
-    assert any(nat.sw.register_read_all("TributaryIngress.aggregation.cell_chunk"))
+    cells = (
+        "TributaryIngress.aggregation.wide.wcell_chunk" if wide else "TributaryIngress.aggregation.cell_chunk"
+    )
+    assert any(nat.sw.register_read_all(cells))
 
 
 # ------------------------------------------------------------------------------ directed behaviour
