@@ -82,11 +82,11 @@ def main() -> int:
         )
         with running_wan(wan_args, label=f"sweep-loss{loss:g}") as running:
             tree_rtt_s = plan_tree(running.network.fabric, worker_hosts(running)).max_rtt_ms / 1000.0
+            wan, workers = running.network.wan, len(worker_hosts(running))
             for size in args.sizes:
                 for tenants in args.tenants:
                     for _ in range(args.runs):
                         spec = AllreduceSpec(size, args.mode, tenants, args.slots)
-                        wan, workers = running.network.wan, len(worker_hosts(running))
                         spec.values_per_packet = (
                             auto_values_per_packet(args.mode, False, workers, wan, size)
                             if args.values_per_packet == "auto"

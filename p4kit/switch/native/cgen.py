@@ -822,9 +822,7 @@ class CGen:
         if not is_csum:  # its parameters come from the switch's state (set_crc*_parameters)
             self.hash_ids.setdefault(name, len(self.hash_ids))
 
-        def finish(bits: str) -> str:
-            if is_csum:
-                return f"csum16_bits(b, {bits})"
+        def finish(bits: str) -> str:  # a hash over the buffer (csum16 sums as it goes: below)
             return f"hash_bytes(&D->hashes[{self.hash_ids[name]}], b, ({bits} + 7) >> 3)"
 
         fn = f"calc_{len(self.calc_fns)}"

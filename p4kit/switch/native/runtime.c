@@ -91,6 +91,8 @@ static inline __attribute__((always_inline)) void csum_field(uint8_t *b, unsigne
     if (end > *hi) *hi = end;
 }
 
+/* The checksum of the sum s plus the words of b's first hi bytes (an odd last byte is a word's high
+   half). */
 static inline uint64_t csum_finish(const uint8_t *b, unsigned hi, uint64_t s) {
     unsigned i = 0;
     for (; i + 1 < hi; i += 2) s += ((uint64_t)b[i] << 8) | b[i + 1];
@@ -101,13 +103,7 @@ static inline uint64_t csum_finish(const uint8_t *b, unsigned hi, uint64_t s) {
 
 /* The Internet checksum of nbits bits (zero-padded to whole 16-bit words), as BMv2's csum16. */
 static inline uint64_t csum16_bits(const uint8_t *p, unsigned nbits) {
-    unsigned nbytes = (nbits + 7) >> 3;
-    uint64_t s = 0;
-    unsigned i = 0;
-    for (; i + 1 < nbytes; i += 2) s += ((uint64_t)p[i] << 8) | p[i + 1];
-    if (i < nbytes) s += (uint64_t)p[i] << 8;
-    while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
-    return (~s) & 0xFFFF;
+    return csum_finish(p, (nbits + 7) >> 3, 0);
 }
 
 /* The same sum fed in pieces of any length: `pos` counts the bytes so far, so each byte lands in
