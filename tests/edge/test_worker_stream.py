@@ -453,6 +453,78 @@ def test_the_last_chunks_get_a_copy_each_and_their_results_give_no_rtt_sample() 
     assert s.timing.rtt.latest == pytest.approx(0.35) and latest == pytest.approx(0.15)
 
 
+def test_the_chunks_of_the_last_rtt_of_sending_get_a_copy_each() -> None:
+    """A hole in a chunk sent at t is repaired at t + 2 RTT at the earliest, later than the call's end
+    without it (the last sending + 1 RTT) wherever t lies in the last RTT: those chunks get a copy each
+    once everything is sent, the older ones none. Paced at 100 frames a second with a 0.15 s RTT, about
+    15 of the 200 chunks, below the cap of one in eight (25)."""
+    rtt = 0.15
+    j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
+    s, sent = stream(j, chunks=200)
+    sent_at: list[float] = []
+    t = 0.0
+    while s.next_index < s.total:
+        s.pump(t)
+        sent_at += [t] * (len(sent) - len(sent_at))
+        for c, at in enumerate(sent_at):
+            if at + rtt <= t and c in s.inflight:
+                assert s.receive(result(j, c), SWITCH, t)
+        t = round(t + 0.005, 3)
+    end = max(sent_at)
+    assert s.stats.retransmissions == 0 and s.timing.window.base_rtt == pytest.approx(rtt)
+    copied = sorted(c for _, c, _ in s.copies)
+    recent = [c for c, at in enumerate(sent_at) if at >= end - rtt]  # waiting when the last went
+    assert copied == recent and 12 <= len(copied) < 200 // ReduceStream.TAIL_COPY_SHARE
+    lag = 2 * (0.2 - rtt) + ReduceStream.COPY_MARGIN
+    assert all(when == pytest.approx(sent_at[c] + lag) for when, c, _ in s.copies)
+
+
+def paced_until(j: IncJob, chunks: int, lost: set[int], until: float, rtt: float = 0.15) -> ReduceStream:
+    """A stream paced by `j` whose results come `rtt` after each chunk's first sending, except those of
+    `lost`, driven in steps of 5 ms up to `until`."""
+    s, sent = stream(j, chunks=chunks)
+    sent_at: dict[int, float] = {}
+    t = 0.0
+    while t <= until:
+        s.pump(t)
+        for p in sent:
+            sent_at.setdefault(IncHeader.unpack(p).chunk, t)
+        sent.clear()
+        for c, at in sent_at.items():
+            if at + rtt <= t and c in s.inflight and c not in lost:
+                assert s.receive(result(j, c), SWITCH, t)
+        t = round(t + 0.005, 3)
+    return s
+
+
+@pytest.mark.parametrize("chunks, copied", [(30, True), (200, False)])
+def test_a_repair_gets_a_copy_before_the_end_of_sending_only_when_its_second_try_would_come_after_it(
+    chunks: int, copied: bool
+) -> None:
+    """Chunk 2 is lost; its repair goes about 0.17 s in, while new chunks still leave (100 a second).
+    Of 30 chunks, the last leaves 0.1 s later, within the repair's wait: were the repair lost, its
+    second try would end the call, so it gets a copy. Of 200, 1.8 s of sending remain: a second try
+    would still come long before the end, and the copy would only cost the link a packet."""
+    j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
+    s = paced_until(j, chunks, lost={2}, until=0.2)
+    f = s.inflight[2]
+    assert f.retries == 1 and s.next_index < chunks  # repaired while new chunks still go out
+    assert s._sending_left(s.timing) < f.due - f.sent_at if copied else s._sending_left(s.timing) > 1.0
+    assert [c for _, c, _ in s.copies] == ([2] if copied else [])
+
+
+def test_the_last_chunks_copies_are_at_most_one_in_eight_of_the_call() -> None:
+    """All 80 chunks went within an RTT of the end: only the last ten get a copy."""
+    j = job(nslots=64, rto_s=1.0, path_rtt_s=0.2)
+    s, sent = stream(j, chunks=80)
+    s.pump(0.0)
+    for c in range(16):
+        assert s.receive(result(j, c), SWITCH, 0.15)
+    s.pump(0.15)
+    assert len(sent) == 80 and s.next_index == 80
+    assert sorted(c for _, c, _ in s.copies) == list(range(70, 80))
+
+
 def test_a_worker_over_real_sockets_takes_results_from_its_switch_only() -> None:
     """The worker's socket is connected to its switch's INC port: a result sent from anywhere else (here
     the switch's address but another port, ahead of every real one, with other values) never reaches
