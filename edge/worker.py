@@ -707,7 +707,9 @@ class ReduceStream:
             self.stats.retransmissions += 1
         return True
 
-    COPY_BACKLOG = 0.060  # no copies behind a queue longer than this (s): they would only lengthen it
+    COPY_BACKLOG = float(
+        __import__("os").environ.get("TRIB_CB", "0.060")
+    )  # no copies behind a queue longer than this (s): they would only lengthen it
     COPY_MARGIN = 0.030  # a repair's copy reaches the root this long after the hole's last repair would
     REORDER = 2  # a chunk is lost once a result came for a chunk sent this many after it
 
@@ -1372,8 +1374,16 @@ class IncWorker:
             stream.native_io(module, self.sock.fileno())
             self.stats.native_calls += 1
         stream.pump(started)
+        import os as _os
+
+        gap = float(_os.environ.get("TRIB_GAP", "0"))
+        woke = started
         while not stream.finished:
             now = time.monotonic()
+            if gap and now - woke < gap:
+                time.sleep(gap - (now - woke))
+                now = time.monotonic()
+            woke = now
             wait = max(0.0, min(stream.wakeup(now) - now, 0.1))
             readable, _, _ = select.select([self.sock], [], [], wait)
             if readable and module is not None:
