@@ -639,6 +639,7 @@ class ReduceStream:
         self.probed = float("-inf")  # when the last tail-loss probe went out
         self.probe = -1  # its chunk (index)
         self.vouched = -1  # every chunk below it still waiting for its first transmission is lost
+        self.holes = 0  # chunks of this call found lost by the order of the results (_detect)
         self.blocked = False  # the transport refused a packet: try again shortly
         # what one packet of this call costs on the slowest link: a packed one is a wide frame on the WAN
         self.frame_bytes = max(packet_len(self.reply_fmt), packet_len(fmt)) + FRAME_OVERHEAD
@@ -707,9 +708,7 @@ class ReduceStream:
             self.stats.retransmissions += 1
         return True
 
-    COPY_BACKLOG = float(
-        __import__("os").environ.get("TRIB_CB", "0.060")
-    )  # no copies behind a queue longer than this (s): they would only lengthen it
+    COPY_BACKLOG = 0.060  # no copies behind a queue longer than this (s): they would only lengthen it
     COPY_MARGIN = 0.030  # a repair's copy reaches the root this long after the hole's last repair would
     REORDER = 2  # a chunk is lost once a result came for a chunk sent this many after it
 
@@ -733,6 +732,7 @@ class ReduceStream:
             elif i < below:
                 fresh.popleft()
                 self.lost.append(i)
+                self.holes += 1
                 self.stats.early_retransmissions += 1
             elif f.first_sent <= sent_before + 1e-9:
                 fresh.popleft()
@@ -880,7 +880,14 @@ class ReduceStream:
         while copies and budget > 0 and copies[0][0] <= now:
             _, i, retries = copies[0]
             f = inflight.get(i)
-            if f is not None and f.retries == retries and self._room_for_copies(now, self._queue_ahead(now)):
+            # a tail copy beyond the last REORDER + 1 only where this call has found a hole (_tail_copies)
+            wanted = retries or self.holes or i >= self.total - self.REORDER - 1
+            if (
+                f is not None
+                and f.retries == retries
+                and wanted
+                and self._room_for_copies(now, self._queue_ahead(now))
+            ):
                 if not self._send(i, retransmit=True, extra=True):
                     self.blocked = True
                     return
@@ -950,7 +957,10 @@ class ReduceStream:
         call ends within 1.5x of its bound). A copy, sent the repair copies' lag after the chunk (behind
         every new chunk, since the lag is longer than the span), fills the hole or, where the result was
         lost on its way down, finds the chunk complete and has the root answer it again, an RTT after
-        the copy went. Only both lost costs the repair round trip."""
+        the copy went. Only both lost costs the repair round trip. The copies beyond the last REORDER + 1
+        go only once this call has found a hole by the order of its results (by then: the copies leave
+        the repair copies' lag after their chunks, and the holes of every chunk sent an RTT before that
+        are known): on a path that loses nothing they would be an eighth more packets for nothing."""
         inflight, base = self.inflight, self.timing.window.base_rtt
         cap = max(self.REORDER + 1, -(-self.total // self.TAIL_COPY_SHARE))
         picked: list[int] = []
@@ -1374,16 +1384,8 @@ class IncWorker:
             stream.native_io(module, self.sock.fileno())
             self.stats.native_calls += 1
         stream.pump(started)
-        import os as _os
-
-        gap = float(_os.environ.get("TRIB_GAP", "0"))
-        woke = started
         while not stream.finished:
             now = time.monotonic()
-            if gap and now - woke < gap:
-                time.sleep(gap - (now - woke))
-                now = time.monotonic()
-            woke = now
             wait = max(0.0, min(stream.wakeup(now) - now, 0.1))
             readable, _, _ = select.select([self.sock], [], [], wait)
             if readable and module is not None:

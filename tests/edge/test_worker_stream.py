@@ -480,21 +480,33 @@ def test_the_chunks_of_the_last_rtt_of_sending_get_a_copy_each() -> None:
 
 
 def paced_until(j: IncJob, chunks: int, lost: set[int], until: float, rtt: float = 0.15) -> ReduceStream:
-    """A stream paced by `j` whose results come `rtt` after each chunk's first sending, except those of
-    `lost`, driven in steps of 5 ms up to `until`."""
+    """A stream paced by `j` whose results come `rtt` after each chunk's first sending, or after its
+    second for the chunks of `lost` (their first is lost), driven in steps of 5 ms up to `until`."""
     s, sent = stream(j, chunks=chunks)
-    sent_at: dict[int, float] = {}
+    sends: dict[int, list[float]] = {}
     t = 0.0
     while t <= until:
         s.pump(t)
         for p in sent:
-            sent_at.setdefault(IncHeader.unpack(p).chunk, t)
+            sends.setdefault(IncHeader.unpack(p).chunk, []).append(t)
         sent.clear()
-        for c, at in sent_at.items():
-            if at + rtt <= t and c in s.inflight and c not in lost:
+        for c, at in sends.items():
+            k = 1 if c in lost else 0
+            if len(at) > k and at[k] + rtt <= t and c in s.inflight:
                 assert s.receive(result(j, c), SWITCH, t)
         t = round(t + 0.005, 3)
     return s
+
+
+@pytest.mark.parametrize("lost, copies", [(set(), 3), ({2}, 15)])
+def test_the_last_rtts_copies_go_only_where_the_call_found_a_hole(lost: set[int], copies: int) -> None:
+    """On a path that lost nothing, only the last three chunks' copies go (which no later result can
+    show lost); once a hole was found, the last RTT's copies go too (about 15 at 100 frames a second
+    and a 0.15 s RTT). The repair of chunk 2, long before the end of sending, gets none."""
+    j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
+    s = paced_until(j, 200, lost=lost, until=2.6)
+    assert s.finished and s.holes == len(lost) and s.stats.retransmissions == len(lost)
+    assert copies - 1 <= s.stats.repair_copies <= copies + 1
 
 
 @pytest.mark.parametrize("chunks, copied", [(30, True), (200, False)])
