@@ -5,7 +5,7 @@ wire bytes, the result rows, and the conversions back), and glibc hands every al
 threshold out as fresh pages and gives them back on free. Each page then costs a page fault and a zeroed
 page inside the timed call: about 1,250 a worker, and on nine sites (eighteen workers on two cores) a
 profile of the run's timed second put 15 % of all the machine's CPU in the kernel's page faults
-(`perf record -a -g`, docs/switch.md "Page faults"). A loop of the same conversions faults the same
+(`perf record -a -g`, docs/switch.md "Tail copies and page faults"). A loop of the same conversions faults the same
 1,248 pages on every call, not only the first (glibc's dynamic threshold moves them to the heap, whose
 top it then trims): 3.7 ms of CPU a call, against 0.6 ms in a heap kept and faulted in. A training
 framework does not pay it per step: its gradient buffers persist (DDP's buckets, a caching allocator).
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,7 +31,7 @@ PIECE = 16 << 20  # each warm allocation stays below the threshold, so it comes 
 TRIM_NEVER = (1 << 31) - 1  # mallopt takes an int
 
 
-def _mallopt() -> ctypes._CFuncPtr | None:
+def _mallopt() -> Callable[[int, int], int] | None:
     """glibc's mallopt, or None where the C library has none (musl, macOS)."""
     name = ctypes.util.find_library("c")
     try:

@@ -954,8 +954,8 @@ class ReduceStream:
         where without the loss it ends at the last chunk's sending + 1 RTT; every hole in the last RTT of
         sending lengthens the call, and one comes in nearly every call (three sites at 2 % loss per WAN
         link: about 5 % of the chunks lose something, and the last 20 of 1,024 all decide whether the
-        call ends within 1.5x of its bound). A copy, sent the repair copies' lag after the chunk (behind
-        every new chunk, since the lag is longer than the span), fills the hole or, where the result was
+        call ends within 1.5x of its bound). A copy, sent the repair copies' lag after the chunk (and behind
+        every new chunk: the copies are scheduled only once the last has left), fills the hole or, where the result was
         lost on its way down, finds the chunk complete and has the root answer it again, an RTT after
         the copy went. Only both lost costs the repair round trip. The copies beyond the last REORDER + 1
         go only once this call has found a hole by the order of its results (by then: the copies leave
