@@ -11,7 +11,7 @@ top it then trims): 3.7 ms of CPU a call, against 0.6 ms in a heap kept and faul
 framework does not pay it per step: its gradient buffers persist (DDP's buckets, a caching allocator).
 `warm_heap` gives the runner's process that: freed memory stays in the heap (mmap threshold at its
 maximum, 32 MiB, and no trimming) and `nbytes` of it are faulted in, in pieces below the threshold,
-before the common start. Every algorithm's runner does it (INC and the host baselines alike), and what
+before the common start. Every algorithm's runner does it (INC, the host baselines and the MPI ranks), and what
 the call still faults in is reported (`page_faults`, edge/runner.py).
 """
 

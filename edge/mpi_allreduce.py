@@ -22,7 +22,8 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from edge.runner import worker_data
+from edge import heap
+from edge.runner import HEAP_BYTES_PER_ELEMENT, worker_data
 from edge.secure import PairwiseMasks, host_allreduce
 
 START_MARGIN_S = 1.0  # rank 0 sets the common start this far ahead (beyond any one-way delay)
@@ -103,6 +104,7 @@ def run(spec: dict) -> dict:
     w0 = time.time()
     comm.Allreduce(np.zeros_like(data), result, op=MPI.SUM)
     warmup_s = time.time() - w0
+    heap.warm_heap(HEAP_BYTES_PER_ELEMENT * data.size)  # as every runner's (edge/heap.py)
     comm.Barrier()  # every rank done warming up before rank 0 picks the start
     start_at = comm.bcast(time.time() + START_MARGIN_S if rank == 0 else None, root=0)
     before = sent_per_peer()
