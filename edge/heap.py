@@ -4,15 +4,15 @@ Why: an allreduce of 262,144 int32 allocates about five arrays of its vector's s
 wire bytes, the result rows, and the conversions back), and glibc hands every allocation above its mmap
 threshold out as fresh pages and gives them back on free. Each page then costs a page fault and a zeroed
 page inside the timed call: about 1,250 a worker, and on nine sites (eighteen workers on two cores) a
-profile of the run's timed second put 15 % of all the machine's CPU in the kernel's page faults
-(`perf record -a -g`, docs/switch.md "Tail copies and page faults"). A loop of the same conversions faults the same
-1,248 pages on every call, not only the first (glibc's dynamic threshold moves them to the heap, whose
-top it then trims): 3.7 ms of CPU a call, against 0.6 ms in a heap kept and faulted in. A training
+profile of the run's timed second put 15 % of all the machine's CPU in the kernel's page faults (`perf
+record -a -g`, docs/switch.md "Tail copies and page faults"). A loop of the same conversions faults the
+same 1,248 pages on every call, not only the first (glibc's dynamic threshold moves them to the heap,
+whose top it then trims): 3.7 ms of CPU a call, against 0.6 ms in a heap kept and faulted in. A training
 framework does not pay it per step: its gradient buffers persist (DDP's buckets, a caching allocator).
 `warm_heap` gives the runner's process that: freed memory stays in the heap (mmap threshold at its
 maximum, 32 MiB, and no trimming) and `nbytes` of it are faulted in, in pieces below the threshold,
-before the common start. Every algorithm's runner does it (INC, the host baselines and the MPI ranks), and what
-the call still faults in is reported (`page_faults`, edge/runner.py).
+before the common start. Every algorithm's runner does it (INC, the host baselines and the MPI ranks),
+and what the call still faults in is reported (`page_faults`, edge/runner.py).
 """
 
 from __future__ import annotations
