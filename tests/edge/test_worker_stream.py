@@ -453,39 +453,16 @@ def test_the_last_chunks_get_a_copy_each_and_their_results_give_no_rtt_sample() 
     assert s.timing.rtt.latest == pytest.approx(0.35) and latest == pytest.approx(0.15)
 
 
-def test_the_chunks_of_the_last_rtt_of_sending_get_a_copy_each() -> None:
-    """A hole in a chunk sent at t is repaired at t + 2 RTT at the earliest, later than the call's end
-    without it (the last sending + 1 RTT) wherever t lies in the last RTT: those chunks get a copy each
-    once everything is sent, the older ones none. Paced at 100 frames a second with a 0.15 s RTT, about
-    15 of the 200 chunks, below the cap of one in eight (25)."""
-    rtt = 0.15
-    j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
-    s, sent = stream(j, chunks=200)
-    sent_at: list[float] = []
-    t = 0.0
-    while s.next_index < s.total:
-        s.pump(t)
-        sent_at += [t] * (len(sent) - len(sent_at))
-        for c, at in enumerate(sent_at):
-            if at + rtt <= t and c in s.inflight:
-                assert s.receive(result(j, c), SWITCH, t)
-        t = round(t + 0.005, 3)
-    end = max(sent_at)
-    assert s.stats.retransmissions == 0 and s.timing.window.base_rtt == pytest.approx(rtt)
-    copied = sorted(c for _, c, _ in s.copies)
-    recent = [c for c, at in enumerate(sent_at) if at >= end - rtt]  # waiting when the last went
-    assert copied == recent and 12 <= len(copied) < 200 // ReduceStream.TAIL_COPY_SHARE
-    lag = 2 * (0.2 - rtt) + ReduceStream.COPY_MARGIN
-    assert all(when == pytest.approx(sent_at[c] + lag) for when, c, _ in s.copies)
-
-
-def paced_until(j: IncJob, chunks: int, lost: set[int], until: float, rtt: float = 0.15) -> ReduceStream:
+def paced_until(
+    j: IncJob, chunks: int, lost: set[int], until: float | None, rtt: float = 0.15
+) -> tuple[ReduceStream, dict[int, list[float]]]:
     """A stream paced by `j` whose results come `rtt` after each chunk's first sending, or after its
-    second for the chunks of `lost` (their first is lost), driven in steps of 5 ms up to `until`."""
+    second for the chunks of `lost` (their first is lost), driven in steps of 5 ms up to `until` (None:
+    until its last new chunk has left); with the times each chunk was sent."""
     s, sent = stream(j, chunks=chunks)
     sends: dict[int, list[float]] = {}
     t = 0.0
-    while t <= until:
+    while s.next_index < s.total if until is None else t <= until:
         s.pump(t)
         for p in sent:
             sends.setdefault(IncHeader.unpack(p).chunk, []).append(t)
@@ -495,7 +472,25 @@ def paced_until(j: IncJob, chunks: int, lost: set[int], until: float, rtt: float
             if len(at) > k and at[k] + rtt <= t and c in s.inflight:
                 assert s.receive(result(j, c), SWITCH, t)
         t = round(t + 0.005, 3)
-    return s
+    return s, sends
+
+
+def test_the_chunks_of_the_last_rtt_of_sending_get_a_copy_each() -> None:
+    """A hole in a chunk sent at t is repaired at t + 2 RTT at the earliest, later than the call's end
+    without it (the last sending + 1 RTT) wherever t lies in the last RTT: those chunks get a copy each
+    once everything is sent, the older ones none. Paced at 100 frames a second with a 0.15 s RTT, about
+    15 of the 200 chunks, below the cap of one in eight (25)."""
+    rtt = 0.15
+    j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
+    s, sends = paced_until(j, 200, lost=set(), until=None, rtt=rtt)
+    sent_at = {c: at[0] for c, at in sends.items()}
+    end = max(sent_at.values())
+    assert s.stats.retransmissions == 0 and s.timing.window.base_rtt == pytest.approx(rtt)
+    copied = sorted(c for _, c, _ in s.copies)
+    recent = sorted(c for c, at in sent_at.items() if at >= end - rtt)  # waiting when the last went
+    assert copied == recent and 12 <= len(copied) < 200 // ReduceStream.TAIL_COPY_SHARE
+    lag = 2 * (0.2 - rtt) + ReduceStream.COPY_MARGIN
+    assert all(when == pytest.approx(sent_at[c] + lag) for when, c, _ in s.copies)
 
 
 @pytest.mark.parametrize("lost, copies", [(set(), 3), ({2}, 15)])
@@ -504,7 +499,7 @@ def test_the_last_rtts_copies_go_only_where_the_call_found_a_hole(lost: set[int]
     show lost); once a hole was found, the last RTT's copies go too (about 15 at 100 frames a second
     and a 0.15 s RTT). The repair of chunk 2, long before the end of sending, gets none."""
     j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
-    s = paced_until(j, 200, lost=lost, until=2.6)
+    s, _ = paced_until(j, 200, lost=lost, until=2.6)
     assert s.finished and s.holes == len(lost) and s.stats.retransmissions == len(lost)
     assert copies - 1 <= s.stats.repair_copies <= copies + 1
 
@@ -518,7 +513,7 @@ def test_a_repair_gets_a_copy_before_the_end_of_sending_only_when_its_second_try
     second try would end the call, so it gets a copy. Of 200, 1.8 s of sending remain: a second try
     would still come long before the end, and the copy would only cost the link a packet."""
     j = job(nslots=4096, rto_s=1.0, path_rtt_s=0.2, rate_bps=8 * 322 * 100)
-    s = paced_until(j, chunks, lost={2}, until=0.2)
+    s, _ = paced_until(j, chunks, lost={2}, until=0.2)
     f = s.inflight[2]
     assert f.retries == 1 and s.next_index < chunks  # repaired while new chunks still go out
     assert s._sending_left(s.timing) < f.due - f.sent_at if copied else s._sending_left(s.timing) > 1.0
