@@ -42,6 +42,9 @@ WIDE_OF = {FMT_INT32: FMT_INT32, FMT_WIDE32: FMT_WIDE32, FMT_INT8: FMT_WIDE32, F
 F_RESULT = 0x01
 F_RETRANSMIT = 0x02
 F_VERSION = 0x04
+# one of the call's last chunks: a switch that completes its cell with it (or with a RETRANSMIT) sends the
+# aggregate twice over each link to another switch (docs/protocol.md, "Urgent chunks and repairs twice")
+F_URGENT = 0x08
 
 MAX_TENANT = 16384
 WORKER_PORT_BASE = 48000  # results reach a worker of tenant t on UDP port WORKER_PORT_BASE + t

@@ -24,7 +24,7 @@ class INC(Packet):
     fields_desc = [
         ByteField("version", INC_VERSION),
         ByteEnumField("kind", 0, {0: "sum", 1: "max"}),
-        FlagsField("flags", 0, 8, ["RESULT", "RETRANSMIT", "VERSION"]),
+        FlagsField("flags", 0, 8, ["RESULT", "RETRANSMIT", "VERSION", "URGENT"]),
         ByteField("sender", 0),
         ShortField("tenant", 0),
         ShortField("round", 0),

@@ -42,6 +42,7 @@ from edge.native import chunk_io
 from edge.protocol import (
     F_RESULT,
     F_RETRANSMIT,
+    F_URGENT,
     F_VERSION,
     FMT_EMPTY,
     FMT_INT32,
@@ -617,6 +618,8 @@ class ReduceStream:
         self.result = np.zeros((self.total, words), dtype=np.uint32)
         self.done = np.zeros(self.total, dtype=bool)
         self.remaining = self.total
+        # the call's last chunks go out URGENT (_urgent_count): every worker of the job marks the same ones
+        self.urgent_from = self.total - self._urgent_count(self.total)
         self.inflight: dict[int, _InFlight] = {}
         self.next_index = 0
         self.fresh: deque[int] = deque()  # indices sent once, in send (= index) order; lazily pruned
@@ -690,6 +693,8 @@ class ReduceStream:
         job = self.job
         slot, copy = slot_of(chunk, job.nslots)
         flags = (F_VERSION if copy else 0) | (F_RETRANSMIT if retransmit else 0)
+        if index >= self.urgent_from:
+            flags |= F_URGENT
         if self.present is None or self.present[index]:
             n = self.row_bytes
             header = header_bytes(job.tenant, job.round, slot, chunk, self.kind, flags, job.epoch, self.fmt)
@@ -903,7 +908,9 @@ class ReduceStream:
                 n = self._free_run(i, min(budget, self.total - i, window - len(inflight)))
                 if not n:
                     break
-                sent = self.io.send(i, n)
+                if i < self.urgent_from < i + n:
+                    n = self.urgent_from - i  # a batch is all plain or all urgent
+                sent = self.io.send(i, n, F_URGENT if i >= self.urgent_from else 0)
                 self.stats.packets_sent += sent
                 self.stats.bytes_sent += sent * (HEADER_LEN + self.row_bytes + FRAME_OVERHEAD)
                 budget -= sent
@@ -944,6 +951,23 @@ class ReduceStream:
                     heapq.heappush(self.copies, (inflight[j].first_sent + lag, j, 0))
 
     TAIL_COPY_SHARE = 8  # the last chunks' copies are at most one in this many of the call's packets
+    URGENT_SHARE = 8  # the call's last chunks marked URGENT: one in this many of its packets
+
+    @classmethod
+    def _urgent_count(cls, total: int) -> int:
+        """How many of a call's `total` chunks, the last ones, go out URGENT: one in URGENT_SHARE, at
+        least REORDER + 1 (the chunks no later result can show lost). A switch completes their cells
+        as any other, then sends the aggregate (up, or down as the result) twice over each link to
+        another switch (p4src/include/aggregation.p4, controller/inc/install.py repair_replicas). Why:
+        the workers' copies of the last chunks (_tail_copies) stay back behind a queue, where they would
+        lengthen it, and a CPU-bound nine-site run then ended on a hole in one of the last chunks in
+        most calls; the switches' second copies cost a WAN packet and a duplicate result each, about a
+        tenth of a copy's work (which the site switch, the root and both workers of the site handle).
+        The count is the same for every worker of the job (it depends on `total` alone), so every
+        contribution of a marked chunk carries the flag, whichever completes a cell."""
+        if total <= 0:
+            return 0
+        return min(total, max(cls.REORDER + 1, -(-total // cls.URGENT_SHARE)))
 
     def _tail_copies(self, now: float) -> list[int]:
         """The last chunks that get a copy once everything is sent (now), newest first: those still

@@ -298,6 +298,7 @@ class IncBench:
             "is_root": 1,
             "parent_port": 0,
             "mcast_grp": 1,
+            "repair_grp": 1,
             "epoch": self.epoch,
             "switch_ip": self.gw_ip,
         }

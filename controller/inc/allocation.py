@@ -3,6 +3,12 @@
 Each switch has a pool of INC_CELLS register cells (p4src/include/aggregation.p4); a tenant's round
 needs two cells per slot. Ranges are first-fit and disjoint, so tenants never see each other's cells;
 a request that does not fit anywhere is refused whole (nothing is half-allocated).
+
+Every group id granted comes with its repair twin, `repair_group(g)` = g + REPAIR_GROUP_OFFSET, which
+no other owner gets: a switch sends the aggregates that a repair or an urgent chunk completed to the
+twin, which lists each link to another switch twice (controller/inc/install.py, repair_replicas).
+Granted ids stay below the offset, and Edge-INC's tools keep to the ids above both
+(controller/edge/plan.py, EDGE_FIRST_GROUP).
 """
 
 from __future__ import annotations
@@ -12,7 +18,15 @@ from dataclasses import dataclass, field
 
 INC_CELLS = 8192
 FIRST_GROUP = 1
-LAST_GROUP = 32767  # above are clone sessions' hidden groups in simple_switch
+REPAIR_GROUP_OFFSET = 8192
+LAST_GROUP = REPAIR_GROUP_OFFSET - 1  # the twins take the next 8,191; simple_switch's clone sessions 32768 up
+
+
+def repair_group(group: int) -> int:
+    """The repair twin of a granted group id (see the module's docstring)."""
+    if not FIRST_GROUP <= group <= LAST_GROUP:
+        raise ValueError(f"group {group} is outside {FIRST_GROUP}..{LAST_GROUP} and has no repair twin")
+    return group + REPAIR_GROUP_OFFSET
 
 
 class AllocationError(RuntimeError):
@@ -44,7 +58,7 @@ class SwitchResources:
         return pos if self.cells - pos >= cells else None
 
     def _free_group(self) -> int | None:
-        taken = set(self.groups.values())
+        taken = set(self.groups.values())  # their twins are above LAST_GROUP: never candidates
         return next((g for g in range(FIRST_GROUP, LAST_GROUP + 1) if g not in taken), None)
 
 

@@ -30,6 +30,7 @@ from enum import IntEnum
 
 from p4.v1 import p4runtime_pb2
 
+from controller.inc.allocation import repair_group
 from controller.inc.jobs import JobPlan, SwitchRound
 from controller.p4rt import P4InfoIndex, P4RuntimeError, SwitchConnection
 from controller.p4rt.entities import multicast_group
@@ -38,6 +39,28 @@ from edge.protocol import worker_port
 TENANT_TABLE = "inc_tenants"
 CHILD_TABLE = "inc_children"
 DELIVERY_TABLE = "inc_workers"
+
+
+def repair_replicas(sr: SwitchRound) -> list[tuple[int, int]] | None:
+    """The replicas of a switch's repair group, or None where it needs none. An aggregate completed by
+    a repair or by one of the call's last chunks (RETRANSMIT or URGENT: p4src/include/aggregation.p4)
+    is what every worker below waits for at the end of a call, and its loss on a WAN link costs each of
+    them a repair round trip; a second copy on the link makes that loss the square of its rate
+    (docs/protocol.md, "Urgent chunks and repairs twice"). A root's group lists every child once and each
+    child switch a second time (instance 1); a non-root's lists its parent twice. Host links carry one
+    copy: the emulated WAN is what loses. None: a root whose children are all workers."""
+    if not sr.is_root:
+        return [(sr.parent_port, 0), (sr.parent_port, 1)]
+    workers = {port for port, _, _ in sr.worker_children}
+    switches = [port for port in sr.children if port not in workers]
+    if not switches:
+        return None
+    return [(port, 0) for port in sr.children] + [(port, 1) for port in switches]
+
+
+def repair_group_of(sr: SwitchRound) -> int:
+    """The group a switch sends twice-worthy aggregates to: the twin where it has one, else its own."""
+    return repair_group(sr.group) if repair_replicas(sr) is not None else sr.group
 
 
 def tenant_entry(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> p4runtime_pb2.Entity:
@@ -54,6 +77,7 @@ def tenant_entry(index: P4InfoIndex, tenant: int, sr: SwitchRound) -> p4runtime_
             "is_root": int(sr.is_root),
             "parent_port": sr.parent_port,
             "mcast_grp": sr.group,
+            "repair_grp": repair_group_of(sr),
             "epoch": sr.epoch,
             "switch_ip": sr.switch_ip,
         },
@@ -175,6 +199,10 @@ def plan_items(
             continue
         g = multicast_group(sr.group, [(p, 0) for p in sr.children])
         items.append(Item(sr.switch, Stage.GROUP, entity_key(g), g, tenant))
+        twin = repair_replicas(sr)
+        if twin is not None:
+            g = multicast_group(repair_group(sr.group), twin)
+            items.append(Item(sr.switch, Stage.GROUP, entity_key(g), g, tenant))
         for e in child_entries(index, tenant, sr):
             items.append(Item(sr.switch, Stage.CHILD, entity_key(e), e, tenant))
         t = tenant_entry(index, tenant, sr)

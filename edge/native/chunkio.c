@@ -15,9 +15,10 @@
    buffer of at least 64 entries that the new results' rows are written to, and the stream's
    constants (ChunkIO_init; `first` is the stream's first chunk number, below `space`).
 
-   send(index, n) -> sent: rows index .. index + n - 1 as contributions sent once (the first
-   transmission: no F_RETRANSMIT), in order; fewer than n when the socket's buffer is full (or an ICMP
-   error of an earlier datagram is reported on this one), as the Python path's transmit returns False.
+   send(index, n, flags=0) -> sent: rows index .. index + n - 1 as contributions sent once (the first
+   transmission: no F_RETRANSMIT; `flags` F_URGENT for the call's last chunks), in order; fewer than n
+   when the socket's buffer is full (or an ICMP error of an earlier datagram is reported on this one),
+   as the Python path's transmit returns False.
 
    receive() -> (new, duplicates, rejected, bytes, drained, now, bad_index, bad_count): every datagram
    waiting, checked as ReduceStream.receive checks a dense result (docs/protocol.md), each new result's
@@ -42,6 +43,7 @@
 #define INC_VERSION 2
 #define F_RESULT 0x01
 #define F_VERSION 0x04
+#define F_URGENT 0x08
 #define FMT_WIDE32 3
 #define FMT_WIDE16 4
 #define FMT_EMPTY 5
@@ -122,9 +124,14 @@ static int transient(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == EIN
 static PyObject *ChunkIO_send(PyObject *self, PyObject *args) {
     chunkio_t *S = (chunkio_t *)self;
     long long index, n;
-    if (!PyArg_ParseTuple(args, "LL", &index, &n)) return NULL;
+    int flags = 0; /* added to every header's (F_URGENT for the call's last chunks) */
+    if (!PyArg_ParseTuple(args, "LL|i", &index, &n, &flags)) return NULL;
     if (index < 0 || n < 0 || index + n > S->total) {
         PyErr_SetString(PyExc_IndexError, "ChunkIO.send: rows outside the stream");
+        return NULL;
+    }
+    if (flags & ~F_URGENT) {
+        PyErr_SetString(PyExc_ValueError, "ChunkIO.send: only F_URGENT may be added to a first transmission");
         return NULL;
     }
     struct mmsghdr msgs[BATCH];
@@ -140,7 +147,7 @@ static PyObject *ChunkIO_send(PyObject *self, PyObject *args) {
             uint8_t *h = S->headers[m];
             h[0] = INC_VERSION;
             h[1] = (uint8_t)S->kind;
-            h[2] = copy ? F_VERSION : 0;
+            h[2] = (uint8_t)((copy ? F_VERSION : 0) | flags);
             h[3] = 0; /* sender */
             put16(h + 4, (unsigned)S->tenant);
             put16(h + 6, (unsigned)S->round);
@@ -252,7 +259,8 @@ static PyObject *ChunkIO_receive(PyObject *self, PyObject *unused) {
 }
 
 static PyMethodDef ChunkIO_methods[] = {
-    {"send", ChunkIO_send, METH_VARARGS, "send(index, n) -> rows sent (their first transmission)"},
+    {"send", ChunkIO_send, METH_VARARGS,
+     "send(index, n, flags=0) -> rows sent (their first transmission; flags: 0 or F_URGENT)"},
     {"receive", ChunkIO_receive, METH_NOARGS,
      "receive() -> (new, duplicates, rejected, bytes, drained, now, bad_index, bad_count)"},
     {NULL, NULL, 0, NULL},

@@ -79,6 +79,10 @@ const bit<8>  INC_KIND_MAX  = 1;      /* values are max-reduced (unsigned): bloc
 const bit<8>  INC_F_RESULT     = 0x01; /* travels down the tree: the finished aggregate */
 const bit<8>  INC_F_RETRANSMIT = 0x02; /* a re-sent contribution or a re-sent result */
 const bit<8>  INC_F_VERSION    = 0x04; /* which of the slot's two copies (shadow copy) */
+const bit<8>  INC_F_URGENT     = 0x08; /* one of the call's last chunks: its loss would end the call late */
+/* a contribution with RETRANSMIT or URGENT that completes a cell leaves twice over each link to another
+   switch (the repair group: docs/protocol.md, "Urgent chunks and repairs twice") */
+const bit<8>  INC_F_TWICE      = 0x0A; /* RETRANSMIT | URGENT */
 
 header inc_h {
     bit<8>  version;
@@ -136,6 +140,7 @@ struct inc_metadata_t {
     bit<1>  is_root;
     bit<9>  parent_port;
     bit<16> mcast_grp;   /* children of this switch in the tree */
+    bit<16> repair_grp;  /* twice over each link to a switch: a root's children, or the parent */
     bit<8>  child;       /* index of the ingress port among the children */
     bit<32> index;       /* register index: base + 2 * slot + version */
     bit<32> groups;      /* chunks in this packet: 1, or 4 / 8 for the packed and wide formats */

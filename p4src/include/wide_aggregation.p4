@@ -194,6 +194,7 @@ control WideAggregation(inout headers_t hdr, inout metadata_t meta,
 
         if (completed || resend) {
             emit_aggregate();
+            bool completed_twice = completed && (hdr.inc.flags & INC_F_TWICE) != 0;  /* aggregation.p4 */
             if (resend) {
                 hdr.inc.flags = hdr.inc.flags | INC_F_RETRANSMIT;
                 wide_stats.count(INC_STAT_RESENT);
@@ -204,9 +205,13 @@ control WideAggregation(inout headers_t hdr, inout metadata_t meta,
                 hdr.inc.flags = hdr.inc.flags | INC_F_RESULT;
                 if (resend) {
                     std_meta.egress_spec = std_meta.ingress_port;
+                } else if (completed_twice) {
+                    std_meta.mcast_grp = meta.inc.repair_grp;  /* each child switch twice */
                 } else {
                     std_meta.mcast_grp = meta.inc.mcast_grp;
                 }
+            } else if (completed_twice) {
+                std_meta.mcast_grp = meta.inc.repair_grp;  /* the parent twice */
             } else {
                 std_meta.egress_spec = meta.inc.parent_port;
             }

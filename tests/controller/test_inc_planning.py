@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.inc.allocation import AllocationError, Allocator
+from controller.inc.allocation import (
+    LAST_GROUP,
+    REPAIR_GROUP_OFFSET,
+    AllocationError,
+    Allocator,
+    repair_group,
+)
+from controller.inc.install import repair_group_of, repair_replicas
 from controller.inc.jobs import plan_job
 from controller.inc.trees import TreeError, plan_tree
 from topo import addressing
@@ -73,3 +80,45 @@ def test_worker_assignment_points_at_its_site_switch() -> None:
     assert {s.switch for s in plan.switches} == {"TYO", "NYC", "LON"}
     nyc = next(s for s in plan.switches if s.switch == "NYC")
     assert nyc.is_root and nyc.fan_in == 2
+
+
+def test_repair_groups_send_twice_over_each_link_to_a_switch() -> None:
+    """Aggregates completed by a repair or an urgent chunk leave through a twin group
+    (controller/inc/install.py): at the root each child switch twice and each local worker once, at
+    the others the parent twice."""
+    fab = addressing.fabric(default_wan("TYO,NYC,LON"))
+    alloc = Allocator([s.name for s in fab.switches])
+    plan = plan_job(fab, alloc, 5, [[["TYOw1", "TYOw2", "NYCw1", "NYCw2", "LONw1"]]], nslots=64)
+    root = next(s for s in plan.switches if s.is_root)
+    nyc = fab.switch("NYC")
+    assert root.switch == "NYC"
+    twin = repair_replicas(root)
+    assert twin is not None
+    switches = {nyc.neighbour_ports["TYO"], nyc.neighbour_ports["LON"]}
+    workers = {port for port, _, _ in root.worker_children}
+    assert len(workers) == 2
+    assert sorted(twin) == sorted([(p, 0) for p in switches | workers] + [(p, 1) for p in switches])
+    assert repair_group_of(root) == repair_group(root.group) == root.group + REPAIR_GROUP_OFFSET
+    for sr in plan.switches:
+        if not sr.is_root:
+            assert repair_replicas(sr) == [(sr.parent_port, 0), (sr.parent_port, 1)]
+            assert sr.parent_port == fab.switch(sr.switch).neighbour_ports["NYC"]
+            assert repair_group_of(sr) == repair_group(sr.group)
+    # a root whose children are all its own workers needs no twin
+    local = plan_job(fab, alloc, 6, [[["TYOw1", "TYOw2"]]], nslots=64)
+    [only] = local.switches
+    assert repair_replicas(only) is None and repair_group_of(only) == only.group
+
+
+def test_granted_groups_stay_below_their_twins() -> None:
+    alloc = Allocator(["A"])
+    assert alloc.allocate(("job", 0), {"A": 0})["A"][1] == 1
+    alloc.switches["A"].groups.update({("held", g): g for g in range(2, LAST_GROUP)})
+    assert alloc.allocate(("job", 1), {"A": 0})["A"][1] == LAST_GROUP  # the last below the twins
+    granted = set(alloc.switches["A"].groups.values())
+    assert granted == set(range(1, LAST_GROUP + 1))
+    assert {repair_group(g) for g in granted}.isdisjoint(granted)
+    with pytest.raises(AllocationError, match="no free multicast group"):
+        alloc.allocate(("job", 2), {"A": 0})
+    with pytest.raises(ValueError, match="no repair twin"):
+        repair_group(LAST_GROUP + 1)

@@ -110,8 +110,8 @@ def test_failed_installation_is_rolled_back_everywhere(switches: Switches, tmp_p
         "inc_tenants",
         {"hdr.inc.tenant": 1, "hdr.inc.round": 0},
         "set_config",
-        {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 1, "parent_port": 0, "mcast_grp": 0, "epoch": 7,
-         "switch_ip": "10.0.3.254"},
+        {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 1, "parent_port": 0, "mcast_grp": 0, "repair_grp": 0,
+         "epoch": 7, "switch_ip": "10.0.3.254"},
     )  # fmt: skip
     conn.insert([stray])
     try:

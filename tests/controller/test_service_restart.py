@@ -21,7 +21,16 @@ from topo.pipeline import build_pipeline
 
 JOB_TABLES = ("inc_tenants", "inc_children", "inc_workers", "multicast_groups")
 # set_config of an entry no job owns
-STRAY = {"base": 0, "nslots": 1, "fan_in": 1, "is_root": 0, "parent_port": 0, "mcast_grp": 0, "epoch": 7}
+STRAY = {
+    "base": 0,
+    "nslots": 1,
+    "fan_in": 1,
+    "is_root": 0,
+    "parent_port": 0,
+    "mcast_grp": 0,
+    "repair_grp": 0,
+    "epoch": 7,
+}
 STRAY["switch_ip"] = "10.0.1.254"
 
 

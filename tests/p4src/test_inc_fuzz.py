@@ -25,7 +25,9 @@ def configured_switch() -> Switch:
     """Tenant 1, fan-in 3 on ports 1..3, with chunk 0 half done (workers 1 and 2 have contributed)."""
     sw = Switch()
     sw.load_pipeline(_BMV2)
-    sw.table_add(f"{AGG}inc_tenants", [1, 0], f"{AGG}set_config", [0, NSLOTS, 3, 1, 0, 1, EPOCH, 0x0A0001FE])
+    sw.table_add(
+        f"{AGG}inc_tenants", [1, 0], f"{AGG}set_config", [0, NSLOTS, 3, 1, 0, 1, 1, EPOCH, 0x0A0001FE]
+    )
     for child, port in enumerate((1, 2, 3)):
         sw.table_add(f"{AGG}inc_children", [1, 0, port, 0x0A000100 + port], f"{AGG}set_child", [child])
         sw.table_add(

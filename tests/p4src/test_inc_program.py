@@ -93,7 +93,7 @@ def total_of(*vs: int) -> list[int]:
 def setup(fan_in: int = 3, is_root: int = 1, parent: int = 0, nslots: int = 4) -> list[str]:
     lines = [
         f"add {A}inc_tenants hdr.inc.tenant:1 hdr.inc.round:0 {A}set_config(base:0, nslots:{nslots}, "
-        f"fan_in:{fan_in}, is_root:{is_root}, parent_port:{parent}, mcast_grp:1, epoch:{EPOCH}, "
+        f"fan_in:{fan_in}, is_root:{is_root}, parent_port:{parent}, mcast_grp:1, repair_grp:2, epoch:{EPOCH}, "
         "switch_ip:0x0a0001fe)"
     ]
     for i, port in enumerate(range(1, fan_in + 1)):
@@ -176,6 +176,31 @@ def test_retransmission_of_a_finished_slot_resends_only_to_the_asker(tmp_path: P
     lines.append(packet(2, contribution(2, 0, lanes(2), flags=P.F_RETRANSMIT)))
     lines.append(expect(2, delivered(2, 0, total, 3, P.F_RESULT | P.F_RETRANSMIT, sender=1)))
     lines.append(f"check_counter {A}inc_stats(7) packets == 1")
+    assert_passes(tmp_path, lines)
+
+
+def test_a_result_completed_by_a_repair_goes_to_the_repair_group(tmp_path: Path) -> None:
+    """The root multicasts a result to the tenant's group, but one that a repair (RETRANSMIT) completed
+    to its repair group, which lists each child switch twice (here port 3 stands for one): the
+    workers below wait for that result, and a loss of it on a WAN link would cost each a timeout."""
+    lines = setup()
+    lines += [
+        "mc_mgrp_create 2",
+        "mc_node_create 0 1 2 3",
+        "mc_node_create 1 3",
+        "mc_node_associate 2 1",
+        "mc_node_associate 2 2",
+    ]
+    lines += [packet(p, contribution(p, 0, lanes(p))) for p in (1, 2, 3)]
+    lines += results_for(0, total_of(1, 2, 3))  # group 1: one copy each
+    lines += [packet(p, contribution(p, 1, lanes(p))) for p in (1, 3)]
+    lines.append(packet(2, contribution(2, 1, lanes(2), flags=P.F_RETRANSMIT)))
+    repaired = P.F_RESULT | P.F_RETRANSMIT
+    lines += [
+        expect(port, delivered(port, 1, total_of(1, 2, 3), 3, repaired, sender=1)) for port in (1, 2, 3)
+    ]
+    lines.append(expect(3, delivered(3, 1, total_of(1, 2, 3), 3, repaired, sender=1)))
+    lines.append(f"check_counter {A}inc_stats(6) packets == 2")
     assert_passes(tmp_path, lines)
 
 
