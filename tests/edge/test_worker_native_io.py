@@ -20,6 +20,8 @@ import pytest
 from edge.native import ENV_IO, chunk_io
 from edge.protocol import (
     F_RESULT,
+    F_RETRANSMIT,
+    F_URGENT,
     F_VERSION,
     FMT_INT8,
     FMT_INT32,
@@ -125,6 +127,11 @@ def test_new_chunks_leave_as_the_python_path_sends_them(
     assert nat.stats.packets_sent == py.stats.packets_sent == nat.next_index == len(wire)
     assert nat.stats.bytes_sent == py.stats.bytes_sent
     assert [decode(p)[0].chunk for p in wire[:3]] == [(first + g * nat.groups) % nat.space for g in range(3)]
+    # the call's last chunks go out URGENT, the others not: a native batch splits where they begin
+    assert 0 < nat.urgent_from == py.urgent_from < 20
+    urgent = [bool(decode(p)[0].flags & F_URGENT) for p in wire]
+    assert urgent == [i >= nat.urgent_from for i in range(len(wire))]
+    assert any(urgent) == (len(wire) == 20)  # packed, the slots hold back the last rows (3 pumps)
 
 
 def results_of_every_kind(j: IncJob, s: ReduceStream) -> list[bytes]:
@@ -305,6 +312,8 @@ def test_stream_parameters_and_buffers_are_checked(pair: tuple[socket.socket, so
     s.native_io(module, w.fileno())
     with pytest.raises(IndexError, match="outside the stream"):
         s.io.send(3, 2)
+    with pytest.raises(ValueError, match="only F_URGENT"):
+        s.io.send(0, 1, F_RETRANSMIT)  # a first transmission is not a repair
     sparse, _ = make(j, 4)
     sparse.present = np.ones(4, dtype=bool)
     with pytest.raises(ValueError, match="dense rows only"):

@@ -10,6 +10,7 @@ import pytest
 from edge.protocol import (
     F_RESULT,
     F_RETRANSMIT,
+    F_URGENT,
     F_VERSION,
     INC_LANES,
     INC_UDP_PORT,
@@ -111,6 +112,30 @@ def test_chunk_numbers_wrap_at_the_chunk_space() -> None:
     for c in chunks[3:]:
         assert s.receive(result(j, c, value=c % 1000), SWITCH, 0.3)
     assert s.finished and s.result[3].tolist() == [0] * INC_LANES and s.result[5][0] == 2
+
+
+def test_the_calls_last_chunks_go_out_urgent_and_so_do_their_repairs() -> None:
+    """One in URGENT_SHARE of a call's chunks, the last ones, at least REORDER + 1, carry URGENT on
+    every transmission: the same chunks at every worker, since the count depends on the call's length
+    alone; the switches send what they complete twice over WAN links (p4src/include/aggregation.p4)."""
+    share, least = ReduceStream.URGENT_SHARE, ReduceStream.REORDER + 1
+    assert ReduceStream._urgent_count(1024) == 1024 // share
+    assert ReduceStream._urgent_count(1025) == 1024 // share + 1  # rounded up
+    assert ReduceStream._urgent_count(least + 1) == least
+    assert ReduceStream._urgent_count(2) == 2 and ReduceStream._urgent_count(0) == 0
+    j = job(nslots=64, rto_s=1.0)
+    s, sent = stream(j, chunks=40)
+    s.pump(0.0)
+    flags = [IncHeader.unpack(p).flags for p in sent]
+    assert len(flags) == 40 and s.urgent_from == 40 - ReduceStream._urgent_count(40)
+    assert [bool(f & F_URGENT) for f in flags] == [i >= s.urgent_from for i in range(40)]
+    assert not any(f & F_RETRANSMIT for f in flags)
+    for c in range(40):  # every result but chunk 36's: the results after it show it lost
+        if c != 36:
+            assert s.receive(result(j, c), SWITCH, 0.1)
+    s.pump(0.1)
+    repair = IncHeader.unpack(sent[-1])
+    assert len(sent) == 41 and repair.chunk == 36 and repair.flags & F_URGENT and repair.flags & F_RETRANSMIT
 
 
 def test_retransmission_waits_for_the_timeout_and_backs_off() -> None:

@@ -366,3 +366,23 @@ def test_non_root_forwards_the_partial_up_and_multicasts_the_result_down(tmp_pat
     for port in (1, 2):
         lines.append(expect(port, delivered(port, 0, final, 5, P.F_RESULT, sender=0)))
     assert_passes(tmp_path, lines)
+
+
+def test_a_non_root_sends_an_urgent_aggregate_twice_to_its_parent(tmp_path: Path) -> None:
+    """A cell completed by an URGENT contribution (one of the call's last chunks) leaves through the
+    repair group, which at a non-root lists the parent twice; a plain one leaves once."""
+    parent = 9
+    lines = setup(fan_in=2, is_root=0, parent=parent)
+    lines += ["mc_mgrp_create 2", "mc_node_create 0 9", "mc_node_create 1 9"]
+    lines += ["mc_node_associate 2 1", "mc_node_associate 2 2"]
+
+    def up(chunk: int, flags: int) -> bytes:
+        header = P.IncHeader(1, 0, P.slot_of(chunk, 4)[0], chunk, flags=flags, count=2, sender=1, epoch=EPOCH)
+        payload = P.encode(header, np.array(total_of(1, 2), np.uint32))
+        return udp_frame(host_mac(2), GW_MAC, GW_IP, GW_IP, WORKER_PORT, P.INC_UDP_PORT, payload)
+
+    lines += [packet(1, contribution(1, 0, lanes(1))), packet(2, contribution(2, 0, lanes(2)))]
+    lines.append(expect(parent, up(0, 0)))
+    lines += [packet(p, contribution(p, 1, lanes(p), flags=P.F_URGENT)) for p in (1, 2)]
+    lines += [expect(parent, up(1, P.F_URGENT))] * 2
+    assert_passes(tmp_path, lines)
