@@ -35,7 +35,7 @@ from edge import formats
 from edge.protocol import FMT_WIDE32, FRAME_LEN, GROUPS, INC_LANES, WIDE_FRAME_LEN, WIDE_WORDS
 from edge.runner import SPARSE_MODES, expected_sum, worker_data
 from edge.sparse import float_error_bound
-from topo import bounds, linkbytes, sparse_report
+from topo import bounds, linkbytes, sparse_report, switch_counters
 from topo.session import RunningWan
 from topo.shortfall import against_bound
 from topo.wan import Wan
@@ -481,12 +481,14 @@ def run_inc(
             + (", 256 values to a packet (wide frames)" if spec.values_per_packet == WIDE_WORDS else "")
         )
         counted = sparse_report.snapshot(running) if spec.mode in SPARSE_MODES else None
+        verdicts = switch_counters.snapshot(running)
         with CpuSampler(running) as sampler:
             before = linkbytes.snapshot(fabric)
             timeout = spec.stall_timeout_s * 4 + START_DELAY_S + 60 + (600 if on_host else 0)
             reports = _launch_multi(running, all_specs, timeout, kill_at_start=dead_workers)
             moved = linkbytes.since(fabric, before)  # every tenant's, from the switches' interfaces
         levels = sparse_report.snapshot(running) if counted is not None else None
+        verdicts = switch_counters.since(verdicts, switch_counters.snapshot(running))
         ok = [r for r in reports.values() if "error" not in r]
         union = _union_blocks(reports) if spec.mode in SPARSE_MODES else None
         # a sparse run that went dense ran its dense mode, and is bounded as that
@@ -543,6 +545,7 @@ def run_inc(
             res.extra["switch_cpu_s"] = switch_cpu
             res.extra["machine_cores_busy"] = busy_cores  # everyone's work, not only this run's
             res.extra["bytes"] = moved
+            res.extra["switch_verdicts"] = verdicts  # every tenant's, by switch (topo/switch_counters.py)
             if counted is not None and levels is not None and adm.plan is not None:
                 blocks = -(-spec.elements // INC_LANES)
                 path = str(res.extra.get("sparse", {}).get("path", "sparse"))  # type: ignore[union-attr]

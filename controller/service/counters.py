@@ -86,11 +86,12 @@ def round_traffic(
 
 
 def switch_stats(
-    conn: SwitchConnection, index: P4InfoIndex, timeout: float | None = None
+    conn: SwitchConnection, index: P4InfoIndex, timeout: float | None = None, counter: str = "inc_stats"
 ) -> dict[str, tuple[int, int]]:
-    """The switch-wide `inc_stats` counter: reason -> (packets, bytes)."""
+    """A switch-wide counter of the INC program, by default the int32 path's `inc_stats` (`wide_stats`:
+    the packed and wide path's, same reasons): reason -> (packets, bytes)."""
     out: dict[str, tuple[int, int]] = {}
-    for e in conn.read([index.counter_entry("inc_stats")], timeout=timeout):
+    for e in conn.read([index.counter_entry(counter)], timeout=timeout):
         ce = e.counter_entry
         i = ce.index.index
         if i < len(STAT_NAMES):

@@ -93,3 +93,15 @@ def test_the_results_table_is_the_runs_own_numbers() -> None:
     assert "its bytes alone need 6.926 s" in text
     assert text.index("INC") < text.index("hierarchical") < text.index("MPI")
     assert "(hierarchical): 1.426, their bounds' ratio 1.412; goal (at least 0.9 of it): met." in text
+
+
+def test_switch_verdicts_are_the_counts_in_between_and_only_those_that_moved() -> None:
+    from topo.switch_counters import since
+
+    before = {"TYO": {"completed": 10, "stale": 2}, "NYC": {"completed": 5}}
+    after = {"TYO": {"completed": 74, "stale": 2, "resent": 3}, "NYC": {"completed": 69, "duplicate": 7}}
+    assert since(before, after) == {
+        "TYO": {"completed": 64, "resent": 3},
+        "NYC": {"completed": 64, "duplicate": 7},
+    }
+    assert since({}, {"LON": {}}) == {"LON": {}}  # a switch that counted nothing

@@ -50,6 +50,13 @@ def test_int32_in_wide_packets_is_bit_exact_with_a_quarter_of_the_packets(wan3_l
     # the bound's link term: the 64 wide frames over a 50 Mbit/s tree link (not 256 frames of 322 bytes)
     link_s = res.extra["against_bound"]["bound"]["link_s"]  # type: ignore[index]
     assert link_s == round(64 * WIDE_FRAME_LEN * 8 / 50e6, 3)
+    # the switches' verdicts over the run (topo/switch_counters.py): each completed each packet's cells
+    # once, and none refused anything as malformed, foreign or corrupted
+    verdicts = res.extra["switch_verdicts"]
+    assert set(verdicts) == {"TYO", "NYC", "LON"}, verdicts
+    assert all(v.get("completed") == 64 for v in verdicts.values()), verdicts  # type: ignore[union-attr]
+    refusals = ("malformed", "unknown_tenant", "not_a_child", "wrong_epoch", "bad_checksum")
+    assert not any(v.get(r) for v in verdicts.values() for r in refusals), verdicts  # type: ignore[union-attr]
 
 
 def test_two_slots_reuse_every_cell_many_times_under_loss(wan3_lossy) -> None:  # type: ignore[no-untyped-def]
