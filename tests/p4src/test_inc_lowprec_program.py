@@ -148,3 +148,45 @@ def test_packets_reaching_beyond_the_tenants_cells_or_their_format_are_dropped(t
     lines += [packet(int(f[29]), f) for f in bad]  # each from its own port (the source's last byte)
     lines.append(f"check_counter {A}inc_stats(0) packets == {len(bad)}")
     assert_passes(tmp_path, lines)
+
+
+def test_wide_cells_completed_urgent_leave_through_the_repair_group(tmp_path: Path) -> None:
+    """The wide cells (wide_aggregation.p4, the path of 256 values to a packet) send what an URGENT
+    contribution completed through the repair group, as the int32 cells do: at the root each child
+    switch twice (port 3 stands for one), at a non-root the parent twice; a plain completion once."""
+    rng = np.random.default_rng(7)
+    xs = [rng.integers(0, 2**32, size=P.WIDE_WORDS, dtype=np.uint64).astype(np.uint32) for _ in range(3)]
+    words = (np.sum([x.astype(np.uint64) for x in xs], axis=0) & 0xFFFFFFFF).astype(np.uint32)
+    urgent = P.F_RESULT | P.F_URGENT
+    lines = setup(nslots=8)
+    lines += ["mc_mgrp_create 2", "mc_node_create 0 1 2 3", "mc_node_create 1 3"]
+    lines += ["mc_node_associate 2 1", "mc_node_associate 2 2"]
+    lines += [packet(p, packed(p, 0, x, P.FMT_WIDE32)) for p, x in zip((1, 2, 3), xs, strict=True)]
+    lines += [expect(p, wide_result(p, 0, words, P.FMT_WIDE32, P.F_RESULT, sender=2)) for p in (1, 2, 3)]
+    lines += [
+        packet(p, packed(p, 4, x, P.FMT_WIDE32, flags=P.F_URGENT)) for p, x in zip((1, 2, 3), xs, strict=True)
+    ]
+    lines += [expect(p, wide_result(p, 4, words, P.FMT_WIDE32, urgent, sender=2)) for p in (1, 2, 3, 3)]
+    assert_passes(tmp_path, lines)
+
+    parent = 9
+    two = (np.asarray(xs[0], np.uint64) + xs[1]) & 0xFFFFFFFF
+    lines = setup(fan_in=2, is_root=0, parent=parent, nslots=8)
+    lines += ["mc_mgrp_create 2", "mc_node_create 0 9", "mc_node_create 1 9"]
+    lines += ["mc_node_associate 2 1", "mc_node_associate 2 2"]
+    lines += [
+        packet(p, packed(p, 4, x, P.FMT_WIDE32, flags=P.F_URGENT))
+        for p, x in zip((1, 2), xs[:2], strict=True)
+    ]
+    header = P.IncHeader(1, 0, 4, 4, flags=P.F_URGENT, count=2, sender=1, epoch=EPOCH, format=P.FMT_WIDE32)
+    up = udp_frame(
+        host_mac(2),
+        GW_MAC,
+        GW_IP,
+        GW_IP,
+        WORKER_PORT,
+        P.INC_UDP_PORT,
+        P.encode(header, two.astype(np.uint32)),
+    )
+    lines += [expect(parent, up)] * 2
+    assert_passes(tmp_path, lines)
